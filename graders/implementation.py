@@ -1,0 +1,40 @@
+"""The implementation under test, as the graders see it."""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from graders import guard
+from graders.registry import Kata
+from graders.report import GradingFailure
+
+
+@dataclass
+class Implementation:
+    """A loaded learner (or reference) file plus the kata it is graded as."""
+
+    kata: Kata
+    path: Path
+    module: types.ModuleType
+    # Maps a characteristic exception to a mistake slug (set by the kata's grader).
+    exception_slugs: Callable[[BaseException], str | None] | None = None
+
+    def attr(self, name: str) -> Any:
+        """The public name ``name`` from the file, or a clear failure if it is missing."""
+        try:
+            return getattr(self.module, name)
+        except AttributeError:
+            raise GradingFailure(
+                f"{self.path.name} does not define {name} (see {self.kata.name}/README.md "
+                "for the names to provide)"
+            ) from None
+
+    def call(self, fn: Callable[..., Any], *args: Any, what: str, on: str, **kwargs: Any) -> Any:
+        """Run learner code under the kata's guard (see graders.guard.call)."""
+        return guard.call(
+            fn, *args, what=what, on=on, forbidden=self.kata.forbidden,
+            learner_file=self.path, exception_slugs=self.exception_slugs, **kwargs,
+        )

@@ -1,0 +1,101 @@
+"""Reproducible test inputs shared by the graders: tensors, masks, module weights, grads.
+
+Everything is drawn from an explicit seed, so a learner sees the same failure twice.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import torch
+from hypothesis import HealthCheck, Phase, settings
+from torch import Tensor, nn
+
+# Random shapes for @given checks: derandomized, so every run draws the same cases, and
+# not shrunk, so a failure is reported at once (the verdict names the input anyway).
+GRADING_SETTINGS = settings(
+    max_examples=20,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    phases=(Phase.explicit, Phase.generate),
+    suppress_health_check=list(HealthCheck),
+    report_multiple_bugs=False,
+)
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(*shape: int, seed: int, dtype: torch.dtype = torch.float32,
+          device: str | torch.device = "cpu", requires_grad: bool = False) -> Tensor:
+    """Standard normal values, drawn on the CPU in float64 and then converted (same numbers
+    for every dtype and device)."""
+    t = torch.randn(*shape, generator=generator(seed), dtype=torch.float64)
+    return t.to(device=device, dtype=dtype).requires_grad_(requires_grad)
+
+
+def bool_mask(*shape: int, seed: int, device: str | torch.device = "cpu") -> Tensor:
+    """A random bool mask (True = blocked), last dim = keys, where every row blocks at least
+    one key and allows at least one (when it has two or more keys).
+
+    So the mask matters on every row, inverting it never blocks a whole row, and PyTorch's
+    modules stay defined.
+    """
+    g = generator(seed)
+    mask = torch.rand(*shape, generator=g) < 0.4
+    m = shape[-1]
+    rows = mask.reshape(-1, m)
+    for row in rows:
+        order = torch.randperm(m, generator=g)
+        row[order[0]] = False
+        if m >= 2:
+            row[order[1]] = True
+    return rows.reshape(shape).to(device)
+
+
+def float_mask(*shape: int, seed: int, dtype: torch.dtype = torch.float32,
+               device: str | torch.device = "cpu") -> Tensor:
+    """A float mask to add to the logits: moderate values, with some -inf (never a whole row)."""
+    values = randn(*shape, seed=seed, dtype=dtype, device=device)
+    blocked = bool_mask(*shape, seed=seed + 1, device=device)
+    return values.masked_fill(blocked, float("-inf"))
+
+
+def randomize_(module: nn.Module, seed: int, scale: float = 0.5) -> nn.Module:
+    """Overwrite every floating parameter with scale * N(0, 1), biases included.
+
+    PyTorch initialises several biases to zero; random ones make bias mistakes visible.
+    LayerNorm weights get 1 + noise so that they stay well-conditioned.
+    """
+    g = generator(seed)
+    with torch.no_grad():
+        for name, param in module.named_parameters():
+            noise = torch.randn(param.shape, generator=g, dtype=torch.float64) * scale
+            if name.endswith("weight") and param.dim() == 1:  # norm gains
+                noise = noise + 1.0
+            param.copy_(noise.to(param.dtype))
+    return module
+
+
+def leaf_copies(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """Fresh leaf tensors with the same values that record gradients."""
+    return tuple(t.detach().clone().requires_grad_(True) for t in tensors)
+
+
+def grads_of(loss: Tensor, named: dict[str, Tensor]) -> dict[str, Tensor | None]:
+    """Gradients of ``loss`` with respect to each named tensor (None where unused)."""
+    tensors = list(named.values())
+    grads = torch.autograd.grad(loss, tensors, allow_unused=True)
+    return dict(zip(named.keys(), grads))
+
+
+def weighted_sum(outputs: Iterable[Tensor], seed: int) -> Tensor:
+    """A scalar loss sum(out * r) with fixed random r per output, so every element of
+    every output gets its own gradient."""
+    total = 0
+    for i, out in enumerate(outputs):
+        r = randn(*out.shape, seed=seed + i, dtype=out.dtype, device=out.device)
+        total = total + (out * r).sum()
+    return total

@@ -1,0 +1,125 @@
+"""The pytest side of grading: options, the ``impl`` fixture, short verdicts, the scoreboard.
+
+Loaded by the repository's root ``conftest.py``. A kata's thin ``test_<file>.py`` imports
+its grader's tests; the ``impl`` fixture loads the file chosen by ``--impl PATH`` /
+``KATA_IMPL`` / ``--solutions`` (default: the kata's own file).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import defaultdict
+
+import pytest
+
+from graders import loader, registry
+from graders.implementation import Implementation
+from graders.loader import ImplementationLoadError
+from graders.report import GradingFailure, NotImplementedYet
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attention-katas")
+    group.addoption(
+        "--impl", metavar="PATH", default=None,
+        help=f"grade the file at PATH instead of the kata's own file (also: {loader.ENV_VAR}=PATH)",
+    )
+    group.addoption(
+        "--solutions", action="store_true", default=False,
+        help="grade the hidden reference solution in solutions/",
+    )
+
+
+_LOAD_FAILURES_KEY = pytest.StashKey[set]()
+
+
+@pytest.fixture(scope="module")
+def impl(request: pytest.FixtureRequest) -> Implementation:
+    """The implementation under test for the kata whose folder holds the requesting test file."""
+    kata = registry.get(request.path)
+    path = loader.choose_path(
+        kata, request.config.getoption("impl"), request.config.getoption("solutions")
+    )
+    failed_paths = request.config.stash.setdefault(_LOAD_FAILURES_KEY, set())
+    if path in failed_paths:  # said in full once; the other checks only point at it
+        raise ImplementationLoadError(f"{path.name} does not import (see the first failure)")
+    try:
+        module = loader.load(path, kata)
+    except ImplementationLoadError:
+        failed_paths.add(path)
+        raise
+    grader = importlib.import_module(kata.grader_module)
+    return Implementation(
+        kata=kata, path=path, module=module,
+        exception_slugs=getattr(grader, "slug_for_exception", None),
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Print a grading failure as its verdict alone, not as a traceback."""
+    report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, GradingFailure):
+        text = str(call.excinfo.value)
+        notes = getattr(call.excinfo.value, "__notes__", None) or []
+        # Hypothesis adds "Falsifying example: ..." notes; the verdict already names the input.
+        report.longrepr = text + "".join(
+            f"\n  ({n.strip()})" for n in notes if not n.startswith("Falsifying")
+        )
+        report.grading_slug = call.excinfo.value.slug
+        report.not_implemented = isinstance(call.excinfo.value, NotImplementedYet)
+    # The call phase, or the setup phase when setup failed (e.g. the file does not import).
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        item.config.stash[_SCOREBOARD_KEY].record(item, report)
+    return report
+
+
+class _Scoreboard:
+    """Counts core and follow-up checks per kata for the closing summary."""
+
+    def __init__(self) -> None:
+        self.outcomes: dict[str, dict[str, list[tuple[str, bool]]]] = defaultdict(
+            lambda: defaultdict(list)
+        )
+        self.not_implemented: set[str] = set()
+
+    def record(self, item: pytest.Item, report: pytest.TestReport) -> None:
+        kind = "core" if item.get_closest_marker("core") else (
+            "followup" if item.get_closest_marker("followup") else None)
+        if kind is None or report.skipped:
+            return
+        try:
+            kata = registry.get(item.path).name
+        except KeyError:
+            return
+        self.outcomes[kata][kind].append((item.name, report.passed))
+        if getattr(report, "not_implemented", False):
+            self.not_implemented.add(kata)
+
+
+_SCOREBOARD_KEY = pytest.StashKey[_Scoreboard]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_SCOREBOARD_KEY] = _Scoreboard()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    board = config.stash[_SCOREBOARD_KEY]
+    if not board.outcomes:
+        return
+    terminalreporter.section("kata scoreboard")
+    for kata, kinds in sorted(board.outcomes.items()):
+        parts = []
+        for kind, label in (("core", "core"), ("followup", "follow-ups")):
+            results = kinds.get(kind, [])
+            if results:
+                passed = sum(ok for _, ok in results)
+                parts.append(f"{label}: {passed}/{len(results)} passed")
+        terminalreporter.write_line(f"{kata}  " + ", ".join(parts))
+        failing = [name for kind in ("core", "followup") for name, ok in kinds.get(kind, []) if not ok]
+        if failing:
+            terminalreporter.write_line("    failing: " + ", ".join(failing))
+        if kata in board.not_implemented:
+            readme = registry.get(kata).readme_path.relative_to(registry.REPO_ROOT)
+            terminalreporter.write_line(f"    not implemented yet: start with {readme}")

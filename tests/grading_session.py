@@ -1,0 +1,74 @@
+"""Run a whole grading session (``pytest katas/NN_name --impl PATH``) from a self-test.
+
+Sessions run in-process through pytest's own ``pytester`` (no new interpreter, so no
+second ``import torch``), with the repository's configuration, and hand back what a
+learner would see.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from graders.registry import REPO_ROOT, Kata
+
+TESTS_DIR = Path(__file__).resolve().parent
+MUTANTS_DIR = TESTS_DIR / "mutants"
+STYLES_DIR = TESTS_DIR / "styles"
+SLUG_RE = re.compile(r"\[([a-z0-9]+(?:-[a-z0-9]+)+)\]")
+
+
+@dataclass
+class Session:
+    exit_code: int
+    output: str
+    passed: int
+    failed: int
+
+    @property
+    def slugs(self) -> set[str]:
+        return set(SLUG_RE.findall(self.output))
+
+    def failure_reports(self) -> list[list[str]]:
+        """Each failing check's report, as lines, in order (pytest's FAILURES section)."""
+        reports: list[list[str]] = []
+        section = self.output.split("= FAILURES =", 1)[-1] if "= FAILURES =" in self.output else ""
+        section = re.split(r"\n=+ (?:kata scoreboard|short test summary)", section)[0]
+        for line in section.splitlines():
+            if re.match(r"^_{3,} .* _{3,}$", line):
+                reports.append([])
+            elif reports:
+                reports[-1].append(line)
+        return reports
+
+
+def run_session(pytester: pytest.Pytester, kata: Kata, *args: str) -> Session:
+    """``pytest katas/NN_name *args`` as a learner would run it, from the repository root."""
+    pytester.chdir()
+    result = pytester.runpytest_inprocess(
+        str(kata.folder), "-c", str(REPO_ROOT / "pyproject.toml"),
+        "--rootdir", str(REPO_ROOT), "-p", "no:cacheprovider", *args,
+    )
+    outcomes = result.parseoutcomes()
+    return Session(
+        exit_code=int(result.ret),
+        output=result.stdout.str(),
+        passed=outcomes.get("passed", 0),
+        failed=outcomes.get("failed", 0) + outcomes.get("errors", 0) + outcomes.get("error", 0),
+    )
+
+
+def mutant_slug(path: Path) -> str:
+    """``mask_inverted__where.py`` -> ``mask-inverted``: the mistake a mutant file commits."""
+    return path.stem.split("__")[0].replace("_", "-")
+
+
+def mutants(kata: Kata) -> list[Path]:
+    return sorted((MUTANTS_DIR / kata.name).glob("*.py"))
+
+
+def styles(kata: Kata) -> list[Path]:
+    return sorted((STYLES_DIR / kata.name).glob("*.py"))

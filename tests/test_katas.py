@@ -1,0 +1,78 @@
+"""Self-tests: every kata's grader against its reference, its skeleton, mutants and styles.
+
+- the reference solution passes every check, with no mistake reported;
+- the untouched skeleton fails every check with "not implemented yet";
+- each mutant in tests/mutants/NN_name/<slug>[__variant].py fails, its first failure names
+  ``[slug]`` within its first lines, and no other slug is reported;
+- each correct implementation in tests/styles/NN_name/ passes with no slug reported;
+- every catalogued slug of a kata (and forbidden-builtin, where the kata forbids any) has
+  at least one mutant.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graders.catalogue import MISTAKES
+from graders.registry import KATAS, Kata
+from tests.grading_session import mutant_slug, mutants, run_session, styles
+
+BUILT = [k for k in KATAS if k.solution_path.exists() and k.skeleton_path.exists()]
+
+
+def kata_params(items):
+    return pytest.mark.parametrize(
+        "kata, path", [(k, p) for k in BUILT for p in items(k)],
+        ids=lambda v: v.name if isinstance(v, Kata) else getattr(v, "stem", str(v)),
+    )
+
+
+def test_every_kata_is_built():
+    assert [k.name for k in BUILT] == [k.name for k in KATAS]
+
+
+@pytest.mark.parametrize("kata", BUILT, ids=lambda k: k.name)
+def test_reference_solution_passes(pytester, kata):
+    session = run_session(pytester, kata, "--solutions")
+    assert session.exit_code == 0, session.output
+    assert session.failed == 0 and session.passed > 0
+    assert session.slugs == set(), session.output
+
+
+@pytest.mark.parametrize("kata", BUILT, ids=lambda k: k.name)
+def test_untouched_skeleton_fails_friendly(pytester, kata):
+    session = run_session(pytester, kata)
+    assert session.exit_code == 1, session.output
+    assert session.passed == 0, session.output
+    reports = session.failure_reports()
+    assert len(reports) == session.failed > 0
+    for report in reports:
+        assert report and report[0].startswith("not implemented yet"), "\n".join(report)
+    assert session.slugs == set(), session.output
+
+
+@pytest.mark.parametrize("kata", BUILT, ids=lambda k: k.name)
+def test_every_catalogued_mistake_has_a_mutant(kata):
+    expected = set(kata.mistakes) | ({"forbidden-builtin"} if kata.forbidden else set())
+    assert expected <= set(MISTAKES), "slugs missing from graders/catalogue.py"
+    covered = {mutant_slug(p) for p in mutants(kata)}
+    assert expected - covered == set(), f"no mutant for {sorted(expected - covered)}"
+    assert covered <= set(MISTAKES), f"mutant files named after unknown slugs: {covered - set(MISTAKES)}"
+
+
+@kata_params(mutants)
+def test_mutant_fails_and_is_named(pytester, kata, path):
+    slug = mutant_slug(path)
+    session = run_session(pytester, kata, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    first = session.failure_reports()[0]
+    assert f"[{slug}]" in "\n".join(first[:3]), session.output
+    assert session.slugs == {slug}, session.output
+
+
+@kata_params(styles)
+def test_correct_style_passes(pytester, kata, path):
+    session = run_session(pytester, kata, "--impl", str(path))
+    assert session.exit_code == 0, session.output
+    assert session.failed == 0 and session.passed > 0
+    assert session.slugs == set(), session.output
