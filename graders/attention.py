@@ -8,6 +8,7 @@ catalogued mistake; the grader runs it with a switch flipped to recognise that m
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -305,16 +306,20 @@ def build_single_head(impl: Implementation, twin: nn.MultiheadAttention) -> nn.M
 
 
 def single_head_reference(state: dict[str, Tensor], query, key, value, mask, batch_first: bool,
-                          projections=("q_proj", "k_proj", "v_proj"), out_proj: bool = True,
-                          **switches) -> tuple[Tensor, Tensor]:
-    """The module as a function of its weights, with mistake switches (see :func:`attend`)."""
+                          projections=("q_proj", "k_proj", "v_proj"), sources=(0, 1, 2),
+                          out_proj: bool = True, **switches) -> tuple[Tensor, Tensor]:
+    """The module as a function of its weights, with mistake switches (see :func:`attend`).
+
+    ``projections`` names the weights applied to (query, key, value); ``sources`` says
+    which input each projection is fed (0 query, 1 key, 2 value).
+    """
 
     def linear(name, x):
         return F.linear(x, state[f"{name}.weight"], state.get(f"{name}.bias"))
 
     if not batch_first:
         query, key, value = (x.transpose(0, 1) for x in (query, key, value))
-    inputs = (query, key, value)
+    inputs = [(query, key, value)[i] for i in sources]
     projected = [linear(p, x) for p, x in zip(projections, inputs)]
     attended, weights = attend(*projected, mask, **switches)
     output = linear("out_proj", attended) if out_proj else attended
@@ -328,9 +333,10 @@ def single_head_suspects(state, query, key, value, mask, batch_first, index) -> 
 
     names = ("q_proj", "k_proj", "v_proj")
     suspects = [variant("missing-out-proj", out_proj=False)]
-    for projections in ((a, b, c) for a in names for b in names for c in names):
-        if projections != names:
-            suspects.append(variant("wrong-projection", projections=projections))
+    for a, b, c in itertools.product(range(3), repeat=3):
+        if (a, b, c) != (0, 1, 2):
+            suspects.append(variant("wrong-projection", projections=(names[a], names[b], names[c])))
+            suspects.append(variant("wrong-projection", sources=(a, b, c)))
     d = query.size(-1)
     suspects += [variant("missing-scale", scale=1.0), variant("wrong-scale", scale=1 / d),
                  variant("softmax-wrong-dim", softmax_dim=-2)]

@@ -14,16 +14,29 @@ from graders.report import GradingFailure
 
 @dataclass
 class Implementation:
-    """A loaded learner (or reference) file plus the kata it is graded as."""
+    """A loaded learner (or reference) file plus the kata it is graded as.
+
+    A file that failed to load is still an Implementation: the first check that asks it
+    for a name fails with the full load error, later checks with a one-line pointer, so a
+    broken file gives one paragraph, not one per check.
+    """
 
     kata: Kata
     path: Path
-    module: types.ModuleType
+    module: types.ModuleType | None
+    load_error: GradingFailure | None = None
     # Maps a characteristic exception to a mistake slug (set by the kata's grader).
     exception_slugs: Callable[[BaseException], str | None] | None = None
+    _load_error_shown: bool = False
 
     def attr(self, name: str) -> Any:
         """The public name ``name`` from the file, or a clear failure if it is missing."""
+        if self.load_error is not None:
+            if self._load_error_shown:
+                raise type(self.load_error)(
+                    f"{self.path.name} does not import (see the first failure)")
+            self._load_error_shown = True
+            raise self.load_error
         try:
             return getattr(self.module, name)
         except AttributeError:

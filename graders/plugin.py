@@ -30,29 +30,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-_LOAD_FAILURES_KEY = pytest.StashKey[set]()
+_LOADED_KEY = pytest.StashKey[dict]()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def impl(request: pytest.FixtureRequest) -> Implementation:
-    """The implementation under test for the kata whose folder holds the requesting test file."""
+    """The implementation under test for the kata whose folder holds the requesting test file.
+
+    Loaded once per file per session; a load failure surfaces inside the first check that
+    uses it (as a failed check, not a setup error).
+    """
     kata = registry.get(request.path)
     path = loader.choose_path(
         kata, request.config.getoption("impl"), request.config.getoption("solutions")
     )
-    failed_paths = request.config.stash.setdefault(_LOAD_FAILURES_KEY, set())
-    if path in failed_paths:  # said in full once; the other checks only point at it
-        raise ImplementationLoadError(f"{path.name} does not import (see the first failure)")
-    try:
-        module = loader.load(path, kata)
-    except ImplementationLoadError:
-        failed_paths.add(path)
-        raise
-    grader = importlib.import_module(kata.grader_module)
-    return Implementation(
-        kata=kata, path=path, module=module,
-        exception_slugs=getattr(grader, "slug_for_exception", None),
-    )
+    loaded = request.config.stash.setdefault(_LOADED_KEY, {})
+    if (kata.name, path) not in loaded:
+        grader = importlib.import_module(kata.grader_module)
+        try:
+            module, error = loader.load(path, kata), None
+        except ImplementationLoadError as exc:
+            module, error = None, exc
+        loaded[kata.name, path] = Implementation(
+            kata=kata, path=path, module=module, load_error=error,
+            exception_slugs=getattr(grader, "slug_for_exception", None),
+        )
+    return loaded[kata.name, path]
 
 
 @pytest.hookimpl(wrapper=True)
