@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch import Tensor, nn
 
-from graders.compare import expect_close, expect_grads_close, expect_tuple
+from graders.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.implementation import Implementation
 from graders.inputs import (
     GRADING_SETTINGS,
@@ -221,6 +221,7 @@ def test_attention_gradients(impl):
     output, weights, on = run_attention(impl, q, k, v, mask)
     expect_close(output, pytorch_attention(*base, mask), "the output", on,
                  attention_suspects(*base, mask, 0))
+    expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
     got = grads_of(weighted_sum([output, weights], seed=52), {"query": q, "key": k, "value": v})
     rq, rk, rv = leaf_copies(*base)
     ref_out = pytorch_attention(rq, rk, rv, mask)
@@ -371,6 +372,7 @@ def check_single_head(impl, *, d=8, n=5, m=7, b=3, bias=True, batch_first=False,
     if not check_grads:
         return
     params = dict(module.named_parameters())
+    expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
     got = grads_of(weighted_sum([output, weights], seed=seed + 4),
                    {"query": q, "key": k, "value": v, **params})
     ref_grads = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 4),

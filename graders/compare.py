@@ -106,6 +106,19 @@ def expect_close(
     raise fail(details)
 
 
+def expect_tracks_grad(outputs: dict[str, Any], check: str, on: str) -> None:
+    """Fail unless every named learner output is part of the autograd graph.
+
+    Call before backpropagating through learner outputs: autograd would otherwise raise
+    its own error ("element 0 of tensors does not require grad") instead of a verdict.
+    """
+    for name, out in outputs.items():
+        if isinstance(out, torch.Tensor) and not out.requires_grad:
+            raise verdict(check, on, [
+                f"{name} does not track gradients: is it detached, computed under "
+                "torch.no_grad(), or rebuilt with torch.tensor / .data / .item()?"])
+
+
 def expect_grads_close(
     got: dict[str, torch.Tensor | None],
     expected: dict[str, torch.Tensor | None],

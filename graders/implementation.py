@@ -12,7 +12,7 @@ from graders.registry import Kata
 from graders.report import GradingFailure
 
 
-@dataclass
+@dataclass(repr=False)
 class Implementation:
     """A loaded learner (or reference) file plus the kata it is graded as.
 
@@ -28,6 +28,9 @@ class Implementation:
     # Maps a characteristic exception to a mistake slug (set by the kata's grader).
     exception_slugs: Callable[[BaseException], str | None] | None = None
     _load_error_shown: bool = False
+
+    def __repr__(self) -> str:  # hypothesis prints fixtures in its notes: keep it short
+        return f"Implementation({self.path.name})"
 
     def attr(self, name: str) -> Any:
         """The public name ``name`` from the file, or a clear failure if it is missing."""

@@ -67,7 +67,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         notes = getattr(call.excinfo.value, "__notes__", None) or []
         # Hypothesis adds "Falsifying example: ..." notes; the verdict already names the input.
         report.longrepr = text + "".join(
-            f"\n  ({n.strip()})" for n in notes if not n.startswith("Falsifying")
+            f"\n  ({n.strip()})" for n in notes
+            if not n.startswith(("Falsifying", "Failing test case"))
         )
         report.grading_slug = call.excinfo.value.slug
         report.not_implemented = isinstance(call.excinfo.value, NotImplementedYet)

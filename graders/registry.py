@@ -118,8 +118,9 @@ KATAS: tuple[Kata, ...] = (
             "last dimension: view(b, n, h, d), not view(b, n, d, h).",
             "merge_heads: transpose(1, 2) back to (b, n, h, d), then reshape (or "
             ".contiguous().view) to (b, n, h*d). .view() on a transposed tensor raises.",
-            "Seq-first: (n, b, h*d) -> view (n, b*h, d) -> transpose(0, 1) gives (b*h, n, d) "
-            "with row i*h + j = batch i, head j, exactly PyTorch's layout.",
+            "Seq-first: (n, b, h*d) -> reshape (n, b*h, d) -> transpose(0, 1) gives (b*h, n, d) "
+            "with row i*h + j = batch i, head j, exactly PyTorch's layout (PyTorch may use view "
+            "there because its projected q is contiguous; your input may not be).",
         ),
     ),
     Kata(
