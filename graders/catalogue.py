@@ -37,7 +37,8 @@ _ENTRIES = (
     Mistake("mask-inverted",
             "The boolean mask was read the wrong way round: True means *blocked* here (as "
             "in nn.MultiheadAttention), not 'may attend'.",
-            "scores.masked_fill(mask, float('-inf')) with the mask as given; don't negate it."),
+            "True means blocked (or padded): masked_fill(mask, float('-inf')) with the mask as "
+            "given, and padding is position >= length."),
     Mistake("mask-after-softmax",
             "The mask was applied after the softmax, so the remaining weights no longer sum "
             "to 1.",
@@ -182,7 +183,8 @@ _ENTRIES = (
             "The bias vectors were left out of the parameter count.",
             "Four d x d weights plus four length-d biases: 4d^2 + 4d."),
     Mistake("batch-ignored",
-            "The batch size was left out: every token of every sequence is projected.",
+            "The batch size was left out: every sequence in the batch is computed (and "
+            "stored) separately.",
             "Multiply by batch_size."),
     # --- shared by every kata ---
     Mistake("forbidden-builtin",

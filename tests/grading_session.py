@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+# Imported once, outside every session: FlopCounterMode (kata 07) imports it lazily, and a
+# second import in a later in-process session (pytester forgets a session's modules) fails
+# with "Only a single TORCH_LIBRARY can be used to register the namespace _inductor_test".
+import torch._dynamo  # noqa: F401
 
 from graders.registry import REPO_ROOT, Kata
 
