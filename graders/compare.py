@@ -93,7 +93,9 @@ def expect_close(
         count = int((nan_got & ~nan_exp).sum())
         details.append(f"got NaN in {count} place(s) where a number was expected")
     else:
-        diff = (got64 - exp64).abs().nan_to_num(nan=float("inf"))
+        # Only where the values disagree: matching -inf entries would give NaN differences.
+        diff = (got64 - exp64).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))
+        diff = torch.where(bad, diff, torch.zeros_like(diff))
         if mask is None:
             where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), got.shape))
             at = f" at index {where}"
