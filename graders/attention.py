@@ -202,7 +202,7 @@ def test_attention_random_shapes(impl, case):
         mask = bool_mask(*mask_lead, n, m, seed=seed + 3)
     elif mask_kind == "float":
         mask = randn(*mask_lead, n, m, seed=seed + 3)
-    check_attention(impl, *qkv(lead, n, m, d_k, d_v, seed=seed))
+    check_attention(impl, *qkv(lead, n, m, d_k, d_v, seed=seed), mask)
 
 
 @pytest.mark.followup

@@ -51,8 +51,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     with console.status("grading every kata..."):
         found = scores()
     table = Table(title="attention-katas")
-    for column in ("kata", "title", "level", "core", "follow-ups", "status"):
-        table.add_column(column)
+    table.add_column("kata", no_wrap=True)
+    table.add_column("title")
+    for column in ("core", "follow-ups", "status"):
+        table.add_column(column, no_wrap=True)
     next_kata = None
     for kata in registry.KATAS:
         cp, ct, fp, ft = found.get(kata.name, (0, 0, 0, 0))
@@ -66,7 +68,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             status = "not started"
         if next_kata is None and not (ct and cp == ct):
             next_kata = kata
-        table.add_row(kata.name, kata.title, kata.difficulty, f"{cp}/{ct}", f"{fp}/{ft}", status)
+        table.add_row(kata.name, f"{kata.title} ({kata.difficulty})", f"{cp}/{ct}", f"{fp}/{ft}", status)
     console.print(table)
     if next_kata is None:
         console.print("Every kata's core checks pass. Try the follow-ups, or reset one and time yourself.")

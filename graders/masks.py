@@ -168,48 +168,16 @@ def merge_suspects_switches(key_padding_mask, attn_mask) -> list[tuple[str, dict
     return switches
 
 
-def unambiguous_suspects(candidates: list[tuple[str, Callable[[], Tensor]]]) -> list[Suspect]:
-    """Suspects from (slug, predict) pairs, each named only if no *other* slug's mistake
-    gives the same result on this input (e.g. with one key, an inverted padding mask and a
-    float mask read as bool can both block everything). Predictions are computed lazily,
-    once, on the first failure.
-    """
-    cache: list[list[tuple[str, Tensor | None]]] = []
-
-    def predictions() -> list[tuple[str, Tensor | None]]:
-        if not cache:
-            results = []
-            for slug, predict in candidates:
-                try:
-                    results.append((slug, predict()))
-                except Exception:  # the mistake is not defined for this input
-                    results.append((slug, None))
-            cache.append(results)
-        return cache[0]
-
-    def same(a: Tensor, b: Tensor) -> bool:
-        if a.shape != b.shape:
-            return False
-        rtol, atol = tolerance(a.dtype, MISTAKE_SLACK)
-        return bool(torch.allclose(a.detach().cpu().double(), b.detach().cpu().double(),
-                                   rtol=rtol, atol=atol, equal_nan=True))
-
-    def predict(index: int) -> Tensor | None:
-        slug, mine = predictions()[index]
-        if mine is None:
-            return None
-        for other, theirs in predictions():
-            if other != slug and theirs is not None and same(mine, theirs):
-                return None
-        return mine
-
-    return [Suspect(slug, predict=lambda i=i: predict(i)) for i, (slug, _) in enumerate(candidates)]
+def suspects_from(candidates: list[tuple[str, Callable[[], Tensor]]]) -> list[Suspect]:
+    """Suspects from (slug, predict) pairs; graders.mistakes.identify names one only when no
+    other slug's mistake gives the same result on this input."""
+    return [Suspect(slug, predict=predict) for slug, predict in candidates]
 
 
 def merge_suspects(key_padding_mask, attn_mask, num_heads: int, dtype: torch.dtype,
                    outcome: Callable[[Tensor], Tensor]) -> list[Suspect]:
     """The merge mistakes that apply, each as what ``outcome(its merged mask)`` would be."""
-    return unambiguous_suspects([
+    return suspects_from([
         (slug, lambda flags=flags: outcome(merge_reference(key_padding_mask, attn_mask, num_heads,
                                                            dtype, **flags)))
         for slug, flags in merge_suspects_switches(key_padding_mask, attn_mask)
@@ -445,7 +413,7 @@ def check_causal(impl: Implementation, size: int, device=None) -> None:
     expect_dtype(got, expected.dtype, check, on, "a float mask of 0 and -inf, like PyTorch's")
     if got.device != expected.device:
         raise verdict(check, on, [f"expected device {expected.device}, got {got.device}"])
-    suspects = unambiguous_suspects([
+    suspects = suspects_from([
         ("causal-diagonal", lambda: causal_reference(size, device, offset=-1)),
         ("causal-diagonal", lambda: causal_reference(size, device, offset=1)),
         ("mask-inverted", lambda: causal_reference(size, device, invert=True)),

@@ -45,12 +45,17 @@ def identify(
     rtol: float,
     atol: float,
 ) -> str | None:
-    """The slug of the first suspect that explains ``got``, or None.
+    """The slug of the mistake that explains ``got``, or None.
 
     ``predict`` suspects are skipped when their prediction equals ``expected`` (the mistake
-    makes no difference on this input) or cannot be computed for it.
+    makes no difference on this input) or cannot be computed for it. When suspects with
+    *different* slugs all explain ``got`` (e.g. with a single key, an inverted mask and a
+    missing mask can look alike), the input cannot tell them apart and none is named.
     """
+    explaining: list[str] = []
     for suspect in suspects:
+        if suspect.slug in explaining:
+            continue
         if suspect.predict is not None:
             try:
                 predicted = suspect.predict()
@@ -59,11 +64,11 @@ def identify(
             if predicted is None or _close(predicted, expected, rtol, atol):
                 continue
             if _close(got, predicted, rtol, atol):
-                return suspect.slug
+                explaining.append(suspect.slug)
         elif suspect.matches is not None:
             try:
                 if suspect.matches(got):
-                    return suspect.slug
+                    explaining.append(suspect.slug)
             except Exception:
                 continue
-    return None
+    return explaining[0] if len(explaining) == 1 else None
