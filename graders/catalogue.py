@@ -90,7 +90,8 @@ _ENTRIES = (
             "Return the weights before any .mean(dim=1)."),
     Mistake("dropout-in-eval",
             "Dropout was applied in eval mode; it must act only while training.",
-            "F.dropout(weights, p, training=self.training)."),
+            "Use nn.Dropout (module.eval() switches it off) or "
+            "F.dropout(x, p, training=self.training)."),
     # --- masks (04) ---
     Mistake("padding-mask-head-order",
             "The key padding mask was repeated over heads in the wrong order, so heads "

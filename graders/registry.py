@@ -202,6 +202,7 @@ KATAS: tuple[Kata, ...] = (
             "positions-from-one",
             "pe-not-buffer",
             "pe-wrong-axis",
+            "dropout-in-eval",
         ),
         forbidden=(),
         hints=(
