@@ -234,6 +234,7 @@ KATAS: tuple[Kata, ...] = (
             "activation-misplaced",
             "mask-not-forwarded",
             "final-norm-missing",
+            "dropout-in-eval",
         ),
         forbidden=ENCODER_BUILTINS,
         hints=(
