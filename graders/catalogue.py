@@ -78,8 +78,10 @@ _ENTRIES = (
             "in_proj_weight was cut in the wrong order; PyTorch stacks it q, k, v.",
             "W_q, W_k, W_v = in_proj_weight.chunk(3) (and the same for in_proj_bias)."),
     Mistake("missing-bias",
-            "The input projection biases (in_proj_bias) were left out.",
-            "F.linear(x, W_q, b_q): pass the matching third of in_proj_bias."),
+            "A projection bias was left out: in_proj_bias (or one of its thirds) or "
+            "out_proj's bias.",
+            "F.linear(x, W_q, b_q) with the matching third of in_proj_bias, and keep "
+            "out_proj's bias."),
     Mistake("batch-first-ignored",
             "batch_first was ignored: (batch, seq, E) inputs were treated as (seq, batch, E) "
             "or the other way round.",

@@ -142,6 +142,10 @@ KATAS: tuple[Kata, ...] = (
             "batch-first-ignored",
             "weights-averaged",
             "dropout-in-eval",
+            "wrong-scale",
+            "heads-interleaved",
+            "batch-head-order",
+            "non-contiguous-view",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(
