@@ -172,6 +172,11 @@ def call(
             f"checked {what} on {on}\n  it did not return within {CALL_TIME_LIMIT_S:.0f} s "
             "(an endless loop?)"
         ) from None
+    except SystemExit as exc:
+        raise GradingFailure(
+            f"checked {what} on {on}\n  your code called sys.exit({exc.code!r}); return a value "
+            f"instead\n  {_learner_frame(exc, learner_file)}"
+        ) from None
     except RecursionError as exc:
         raise GradingFailure(
             f"checked {what} on {on}\n  it recursed without end\n  {_learner_frame(exc, learner_file)}"

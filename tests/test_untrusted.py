@@ -115,6 +115,16 @@ def test_in_place_edit_of_an_input(pytester, tmp_path):
     assert "modified an input tensor" in session.output
 
 
+def test_sys_exit_is_a_verdict_not_an_exit(pytester, tmp_path):
+    path = with_function(tmp_path, """
+        def scaled_dot_product_attention(query, key, value, attn_mask=None):
+            raise SystemExit(3)
+    """)
+    session = run_session(pytester, KATA, "--impl", str(path), "-k", "without_mask")
+    assert session.exit_code == 1
+    assert "your code called sys.exit(3)" in session.output
+
+
 def test_endless_loop_is_stopped(pytester, tmp_path, monkeypatch):
     monkeypatch.setattr(guard, "CALL_TIME_LIMIT_S", 0.5)
     path = with_function(tmp_path, """
