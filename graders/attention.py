@@ -294,14 +294,15 @@ def learner_state(twin: nn.MultiheadAttention) -> dict[str, Tensor]:
     return state
 
 
-def build_single_head(impl: Implementation, twin: nn.MultiheadAttention) -> nn.Module:
-    """The learner's module with the twin's weights loaded."""
+def build_single_head(impl: Implementation, twin: nn.MultiheadAttention,
+                      state: dict[str, Tensor]) -> nn.Module:
+    """The learner's module with the twin's weights (``state``, see :func:`learner_state`)."""
     d, bias, batch_first = twin.embed_dim, twin.in_proj_bias is not None, twin.batch_first
     what = f"SingleHeadAttention({d}, bias={bias}, batch_first={batch_first})"
     cls = impl.attr("SingleHeadAttention")
     module = impl.call(cls, d, bias=bias, batch_first=batch_first, what=what, on="construction")
     module = module.to(twin.in_proj_weight.dtype)
-    impl.call(module.load_state_dict, learner_state(twin), what=f"{what}.load_state_dict",
+    impl.call(module.load_state_dict, state, what=f"{what}.load_state_dict",
               on="the submodules q_proj, k_proj, v_proj, out_proj")
     return module
 
@@ -352,7 +353,8 @@ def check_single_head(impl, *, d=8, n=5, m=7, b=3, bias=True, batch_first=False,
                       dtype=torch.float32, seed=100, check_grads=False) -> None:
     """The learner's module against nn.MultiheadAttention(d, 1) with the same weights."""
     twin = pytorch_twin(d, bias, batch_first, seed, dtype)
-    module = build_single_head(impl, twin)
+    state = learner_state(twin)
+    module = build_single_head(impl, twin, state)
     shape = (lambda length: (b, length, d)) if batch_first else (lambda length: (length, b, d))
     base = (randn(*shape(n), seed=seed + 1, dtype=dtype), randn(*shape(m), seed=seed + 2, dtype=dtype),
             randn(*shape(m), seed=seed + 3, dtype=dtype))
@@ -364,7 +366,6 @@ def check_single_head(impl, *, d=8, n=5, m=7, b=3, bias=True, batch_first=False,
     output, weights = expect_tuple(result, 2, "SingleHeadAttention.forward", on, "output, weights")
     rq, rk, rv = leaf_copies(*base)
     ref_out, ref_w = twin(rq, rk, rv, attn_mask=mask, need_weights=True)
-    state = learner_state(twin)
     expect_close(output, ref_out, "the output", on,
                  single_head_suspects(state, *base, mask, batch_first, 0))
     expect_close(weights, ref_w, "the attention weights (batch, n, m)", on,

@@ -17,12 +17,11 @@ grade never raises: the notebook keeps running.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from graders import registry
-from graders.registry import NOTEBOOKS_DIR, REPO_ROOT
+from graders.cli import run_pytest
+from graders.registry import NOTEBOOKS_DIR
 
 WORK_DIR_VAR = "KATA_NOTEBOOK_WORK"  # where %%kata saves cells (the self-tests use a temp dir)
 
@@ -34,11 +33,8 @@ def work_dir() -> Path:
 def grade(kata_key: str, path: Path) -> int:
     """Grade ``path`` as kata ``kata_key`` in a fresh process; print the result, return pytest's status."""
     kata = registry.get(kata_key)
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", str(kata.folder), "--impl", str(path), "-q",
-         "--no-header", "-p", "no:cacheprovider"],
-        cwd=REPO_ROOT, text=True, capture_output=True,
-    )
+    result = run_pytest(str(kata.folder), "--impl", str(path), "-q", "--no-header",
+                        "-p", "no:cacheprovider", capture=True)
     print(result.stdout.strip())
     if result.returncode not in (0, 1):
         print(result.stderr.strip())

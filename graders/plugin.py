@@ -71,7 +71,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             f"\n  ({n.strip()})" for n in notes
             if not n.startswith(("Falsifying", "Failing test case"))
         )
-        report.grading_slug = call.excinfo.value.slug
         report.not_implemented = isinstance(call.excinfo.value, NotImplementedYet)
     # The call phase, or the setup phase when setup failed (e.g. the file does not import).
     if report.when == "call" or (report.when == "setup" and not report.passed):
