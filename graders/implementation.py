@@ -27,24 +27,29 @@ class Implementation:
     load_error: GradingFailure | None = None
     # Maps a characteristic exception to a mistake slug (set by the kata's grader).
     exception_slugs: Callable[[BaseException], str | None] | None = None
+    # How verdicts name the implementation; the file name unless set (e.g. "your notebook").
+    label: str = ""
     _load_error_shown: bool = False
 
-    def __repr__(self) -> str:  # hypothesis prints fixtures in its notes: keep it short
-        return f"Implementation({self.path.name})"
+    def __post_init__(self) -> None:
+        self.label = self.label or self.path.name
+
+    def __repr__(self) -> str:
+        return f"Implementation({self.label})"
 
     def attr(self, name: str) -> Any:
         """The public name ``name`` from the file, or a clear failure if it is missing."""
         if self.load_error is not None:
             if self._load_error_shown:
                 raise type(self.load_error)(
-                    f"{self.path.name} does not import (see the first failure)")
+                    f"{self.label} does not import (see the first failure)")
             self._load_error_shown = True
             raise self.load_error
         try:
             return getattr(self.module, name)
         except AttributeError:
             raise GradingFailure(
-                f"{self.path.name} does not define {name} (see {self.kata.name}/README.md "
+                f"{self.label} does not define {name} (see {self.kata.name}/README.md "
                 "for the names to provide)"
             ) from None
 

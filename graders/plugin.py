@@ -8,8 +8,6 @@ its grader's tests; the ``impl`` fixture loads the file chosen by ``--impl PATH`
 from __future__ import annotations
 
 import importlib
-from collections import defaultdict
-
 import pytest
 import torch
 
@@ -17,6 +15,8 @@ from graders import loader, registry
 from graders.implementation import Implementation
 from graders.loader import ImplementationLoadError
 from graders.report import GradingFailure, NotImplementedYet
+from graders.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED, CheckResult,
+                             KataResult)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,6 +32,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 _LOADED_KEY = pytest.StashKey[dict]()
+# graders.session may put an Implementation here: objects defined in a notebook rather
+# than a file, graded instead of the file.
+INJECTED_KEY = pytest.StashKey[Implementation]()
 
 
 @pytest.fixture
@@ -42,6 +45,9 @@ def impl(request: pytest.FixtureRequest) -> Implementation:
     uses it (as a failed check, not a setup error).
     """
     kata = registry.get(request.path)
+    injected = request.config.stash.get(INJECTED_KEY, None)
+    if injected is not None and injected.kata == kata:
+        return injected
     path = loader.choose_path(
         kata, request.config.getoption("impl"), request.config.getoption("solutions")
     )
@@ -64,69 +70,64 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Print a grading failure as its verdict alone, not as a traceback."""
     report = yield
     if call.excinfo is not None and isinstance(call.excinfo.value, GradingFailure):
-        text = str(call.excinfo.value)
-        notes = getattr(call.excinfo.value, "__notes__", None) or []
-        # Hypothesis adds "Falsifying example: ..." notes; the verdict already names the input.
-        report.longrepr = text + "".join(
-            f"\n  ({n.strip()})" for n in notes
-            if not n.startswith(("Falsifying", "Failing test case"))
-        )
+        report.longrepr = str(call.excinfo.value)
         report.not_implemented = isinstance(call.excinfo.value, NotImplementedYet)
+        report.slug = call.excinfo.value.slug
     # The call phase, or the setup phase when setup failed (e.g. the file does not import).
     if report.when == "call" or (report.when == "setup" and not report.passed):
-        item.config.stash[_SCOREBOARD_KEY].record(item, report)
+        record(item, report)
     return report
 
 
-class _Scoreboard:
-    """Counts core and follow-up checks per kata for the closing summary."""
-
-    def __init__(self) -> None:
-        self.outcomes: dict[str, dict[str, list[tuple[str, bool]]]] = defaultdict(
-            lambda: defaultdict(list)
-        )
-        self.not_implemented: set[str] = set()
-
-    def record(self, item: pytest.Item, report: pytest.TestReport) -> None:
-        kind = "core" if item.get_closest_marker("core") else (
-            "followup" if item.get_closest_marker("followup") else None)
-        if kind is None or report.skipped:
-            return
-        try:
-            kata = registry.get(item.path).name
-        except KeyError:
-            return
-        self.outcomes[kata][kind].append((item.name, report.passed))
-        if getattr(report, "not_implemented", False):
-            self.not_implemented.add(kata)
+_RESULTS_KEY = pytest.StashKey[dict]()
 
 
-_SCOREBOARD_KEY = pytest.StashKey[_Scoreboard]()
+def record(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Add one graded check to the session's results (see :func:`results_of`)."""
+    tier = CORE if item.get_closest_marker("core") else (
+        FOLLOW_UP if item.get_closest_marker("followup") else None)
+    if tier is None or report.skipped:
+        return
+    try:
+        kata = registry.get(item.path).name
+    except KeyError:
+        return
+    if report.passed:
+        outcome, verdict = PASSED, ""
+    else:
+        outcome = NOT_IMPLEMENTED if getattr(report, "not_implemented", False) else FAILED
+        verdict = report.longreprtext.strip()
+    results = item.config.stash[_RESULTS_KEY]
+    results.setdefault(kata, KataResult(kata)).checks.append(
+        CheckResult(item.name, tier, outcome, verdict, getattr(report, "slug", None)))
+
+
+def results_of(config: pytest.Config) -> dict[str, KataResult]:
+    """Every kata graded in this session, by name."""
+    return config.stash[_RESULTS_KEY]
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_SCOREBOARD_KEY] = _Scoreboard()
+    config.stash[_RESULTS_KEY] = {}
     # Graded tensors are tiny: extra threads only contend (a kata ran 5x slower on a busy
     # two-core machine with torch's default thread count).
     torch.set_num_threads(1)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    board = config.stash[_SCOREBOARD_KEY]
-    if not board.outcomes:
+    graded = results_of(config)
+    if not graded:
         return
     terminalreporter.section("kata scoreboard")
-    for kata, kinds in sorted(board.outcomes.items()):
+    for name, result in sorted(graded.items()):
         parts = []
-        for kind, label in (("core", "core"), ("followup", "follow-ups")):
-            results = kinds.get(kind, [])
-            if results:
-                passed = sum(ok for _, ok in results)
-                parts.append(f"{label}: {passed}/{len(results)} passed")
-        terminalreporter.write_line(f"{kata}  " + ", ".join(parts))
-        failing = [name for kind in ("core", "followup") for name, ok in kinds.get(kind, []) if not ok]
-        if failing:
-            terminalreporter.write_line("    failing: " + ", ".join(failing))
-        if kata in board.not_implemented:
-            readme = registry.get(kata).readme_path.relative_to(registry.REPO_ROOT)
+        for label, checks in (("core", result.core), ("follow-ups", result.follow_ups)):
+            if checks:
+                passed = sum(c.outcome == PASSED for c in checks)
+                parts.append(f"{label}: {passed}/{len(checks)} passed")
+        terminalreporter.write_line(f"{name}  " + ", ".join(parts))
+        if result.failures:
+            terminalreporter.write_line("    failing: " + ", ".join(c.name for c in result.failures))
+        if result.not_implemented or any(c.outcome == NOT_IMPLEMENTED for c in result.checks):
+            readme = registry.get(name).readme_path.relative_to(registry.REPO_ROOT)
             terminalreporter.write_line(f"    not implemented yet: start with {readme}")
