@@ -1,60 +1,47 @@
-"""Grading from a Jupyter notebook: the ``%%kata`` cell magic.
+"""Grading from a kata's notebook: ``check`` for the code, ``quiz`` for the follow-up questions.
 
-In a kata's notebook::
+In ``notebooks/03_mha.ipynb`` the learner fills in the skeleton cell (plain Python, so its
+names live in the notebook), then the grading cell runs::
 
-    %load_ext graders.notebook
+    result = check("03_mha", MultiheadAttention)
 
-    %%kata 01
-    def scaled_dot_product_attention(query, key, value, attn_mask=None):
-        ...
-
-runs the cell (so its names are usable in the notebook), saves its source to
-``notebooks/work/<file>`` (the notebook's own copy, never the file in katas/), and grades
-that file with the kata's grader, printing the verdicts and the scoreboard. A failing
-grade never raises: the notebook keeps running.
+which grades those objects with the same checks as ``pytest katas/03_mha``, in this process
+(``graders.session``), and prints the compact table: check, tier, result, mistake, hint,
+then the first failure's verdict. The learner's file in ``katas/`` is never read or written.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import sys
 
-from graders import registry
-from graders.cli import run_pytest
-from graders.registry import NOTEBOOKS_DIR
+from graders import session
+from graders.quiz import quiz  # noqa: F401  (the notebooks import check and quiz from here)
+from graders.results import KataResult
 
-WORK_DIR_VAR = "KATA_NOTEBOOK_WORK"  # where %%kata saves cells (the self-tests use a temp dir)
-
-
-def work_dir() -> Path:
-    return Path(os.environ.get(WORK_DIR_VAR) or NOTEBOOKS_DIR / "work")
+REPORT_WIDTH = 110  # wide enough for the hint column, narrow enough for a notebook
 
 
-def grade(kata_key: str, path: Path) -> int:
-    """Grade ``path`` as kata ``kata_key`` in a fresh process; print the result, return pytest's status."""
-    kata = registry.get(kata_key)
-    result = run_pytest(str(kata.folder), "--impl", str(path), "-q", "--no-header",
-                        "-p", "no:cacheprovider", capture=True)
-    print(result.stdout.strip())
-    if result.returncode not in (0, 1):
-        print(result.stderr.strip())
-    return result.returncode
+def check(kata_key: str, *objects, **named) -> KataResult:
+    """Grade the notebook's ``objects`` (functions and classes, found by ``__name__``; or
+    passed as ``name=object``) as kata ``kata_key``; print the report and return the result.
 
+    A failing, unfinished or crashing implementation never raises here: it is a verdict.
+    """
+    from rich.console import Console
 
-def kata_cell(line: str, cell: str) -> None:
-    """The ``%%kata NN`` cell magic (see the module docstring)."""
-    from IPython import get_ipython
-
-    kata = registry.get(line.strip())
-    path = work_dir() / kata.file
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(cell)
-    outcome = get_ipython().run_cell(cell)
-    if not outcome.success:
-        return  # IPython has shown the error; grading it would only repeat it
-    status = grade(kata.id, path)
-    print("\nall checks pass" if status == 0 else f"\n(graded {path})")
-
-
-def load_ipython_extension(ipython) -> None:
-    ipython.register_magic_function(kata_cell, magic_kind="cell", magic_name="kata")
+    implementation = {}
+    for obj in objects:
+        name = getattr(obj, "__name__", None)
+        if name is None:
+            raise TypeError(f"check() takes functions and classes, or name=object; got {obj!r}")
+        implementation[name] = obj
+    implementation.update(named)
+    result = session.grade(kata_key, objects=implementation)
+    # Plain text on stdout (no Jupyter HTML, no colour codes): a stream output that reads
+    # the same in Jupyter, in nbclient's captured outputs and in a terminal.
+    console = Console(file=sys.stdout, force_jupyter=False, force_terminal=False,
+                      no_color=True, width=REPORT_WIDTH)
+    session.render(result, console)
+    if result.passed:
+        print("\nall checks pass")
+    return result
