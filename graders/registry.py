@@ -13,6 +13,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 KATAS_DIR = REPO_ROOT / "katas"
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+# Untouched copies of the skeletons, shipped with the package: `kata reset` restores from
+# here and `kata list` compares against them, so neither needs git (or a pristine checkout).
+SKELETONS_DIR = Path(__file__).resolve().parent / "skeletons"
+
+# A kata's hints form a ladder, revealed one rung per `kata hint`.
+HINT_LEVELS = ("nudge", "the key idea", "near-code")
 
 # Forbidden *calls*, detected while learner code runs (see graders.guard).
 ATTENTION_BUILTINS = (
@@ -36,7 +42,7 @@ class Kata:
     prerequisites: tuple[str, ...]
     mistakes: tuple[str, ...]  # the catalogued slugs this kata's grader recognises (at least)
     forbidden: tuple[str, ...]
-    hints: tuple[str, ...]
+    hints: tuple[str, str, str]  # one per HINT_LEVELS: nudge, the key idea, near-code
 
     @property
     def folder(self) -> Path:
@@ -45,6 +51,11 @@ class Kata:
     @property
     def skeleton_path(self) -> Path:
         return self.folder / self.file
+
+    @property
+    def pristine_skeleton_path(self) -> Path:
+        """The skeleton as shipped (katas/NN_name/<file> before the learner edits it)."""
+        return SKELETONS_DIR / self.name / self.file
 
     @property
     def solution_path(self) -> Path:
@@ -83,18 +94,26 @@ KATAS: tuple[Kata, ...] = (
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(
-            "scores = query @ key.transpose(-2, -1): one row per query, one column per key, "
-            "shape (..., n, m).",
-            "Divide the scores by sqrt(d_k), the width of query and key (query.size(-1)), "
-            "before the softmax.",
-            "The softmax normalises over the keys: dim=-1. Each row of the weights sums to 1.",
-            "A bool mask is True where a key is *blocked*: scores.masked_fill(mask, -inf). "
-            "A float mask is simply added to the scores.",
-            "A row whose keys are all blocked is all -inf: its softmax is NaN. Replace those "
-            "rows of the weights with zeros (torch.where / nan_to_num on just those rows).",
-            "SingleHeadAttention: project query with q_proj, key with k_proj, value with "
-            "v_proj, attend, then apply out_proj. With batch_first=False the inputs are "
-            "(seq, batch, d_model): move batch to the front first.",
+            "Write the formula down before any code: softmax(Q Kᵀ / √d_k + mask) V. Which "
+            "axis of the scores runs over the keys? And what should a query whose keys are "
+            "all blocked get?",
+            "scores = query @ key.transpose(-2, -1) has shape (..., n, m): one row per query, "
+            "one column per key. Scale by 1/sqrt(d_k) (d_k = query.size(-1)) *before* the "
+            "softmax, which normalises each row (dim=-1). A bool mask is True where a key is "
+            "blocked (fill with -inf); a float mask is added. An all -inf row gives NaN: make "
+            "its weights zeros. SingleHeadAttention: q_proj/k_proj/v_proj, attend, out_proj; "
+            "batch_first=False means (seq, batch, d).",
+            "scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))\n"
+            "if attn_mask is not None and attn_mask.dtype == torch.bool:\n"
+            "    scores = scores.masked_fill(attn_mask, float('-inf'))\n"
+            "elif attn_mask is not None:\n"
+            "    scores = scores + attn_mask\n"
+            "weights = torch.softmax(scores, dim=-1)\n"
+            "weights = weights.masked_fill(torch.isneginf(scores).all(-1, keepdim=True), 0.0)\n"
+            "return weights @ value, weights\n"
+            "# forward: unless batch_first, transpose(0, 1) on the way in and out; in between\n"
+            "#   out, w = scaled_dot_product_attention(self.q_proj(q), self.k_proj(k), ...)\n"
+            "#   return self.out_proj(out), w",
         ),
     ),
     Kata(
@@ -112,15 +131,17 @@ KATAS: tuple[Kata, ...] = (
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(
-            "split_heads: view (b, n, h*d) as (b, n, h, d), then transpose(1, 2) to get "
-            "(b, h, n, d). A reshape straight to (b, h, n, d) mixes tokens across heads.",
-            "Head i owns columns i*d:(i+1)*d, so the head index is the *outer* factor of the "
-            "last dimension: view(b, n, h, d), not view(b, n, d, h).",
-            "merge_heads: transpose(1, 2) back to (b, n, h, d), then reshape (or "
-            ".contiguous().view) to (b, n, h*d). .view() on a transposed tensor raises.",
-            "Seq-first: (n, b, h*d) -> reshape (n, b*h, d) -> transpose(0, 1) gives (b*h, n, d) "
-            "with row i*h + j = batch i, head j, exactly PyTorch's layout (PyTorch may use view "
-            "there because its projected q is contiguous; your input may not be).",
+            "Draw the last dimension of (b, n, h*d) as h blocks of d columns. Head i is block "
+            "i. Which reshape keeps each block together, and which axis then has to move?",
+            "Split the last dimension as (h, d) - head outermost - with view(b, n, h, d), "
+            "then transpose(1, 2) to (b, h, n, d). Reshaping straight to (b, h, n, d) mixes "
+            "tokens across heads. Merging is the inverse: transpose back first, then reshape "
+            "(view fails on a transposed tensor). Seq-first: rows are batch-major, row i*h + "
+            "j = batch i, head j.",
+            "split_heads:           x.view(b, n, h, d).transpose(1, 2)\n"
+            "merge_heads:           x.transpose(1, 2).reshape(b, n, h * d)\n"
+            "split_heads_seq_first: x.reshape(n, b * h, d).transpose(0, 1)\n"
+            "merge_heads_seq_first: x.transpose(0, 1).reshape(n, batch_size, h * d)",
         ),
     ),
     Kata(
@@ -149,18 +170,21 @@ KATAS: tuple[Kata, ...] = (
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(
-            "in_proj_weight stacks the three projections in the order q, k, v: rows "
-            "0:E are W_q, E:2E are W_k, 2E:3E are W_v. The same for in_proj_bias.",
-            "Project with F.linear(query, W_q, b_q) and friends; key and value may be longer "
-            "than query (cross-attention), so project them separately.",
-            "Each head has width head_dim = E // num_heads; scale the scores by "
-            "1/sqrt(head_dim), not 1/sqrt(E).",
-            "Split heads with view + transpose (kata 02); merge them back before out_proj.",
-            "Return the per-head weights (b, h, n, m), not their mean over heads.",
-            "Dropout on the attention weights only when self.training is True: "
-            "F.dropout(w, p, training=self.training).",
-            "batch_first=False means (seq, batch, E): transpose to batch-first on the way in "
-            "and back on the way out.",
+            "Multi-head attention is kata 01 run h times side by side on narrower slices, "
+            "glued back together by out_proj. Start from PyTorch's parameter names: "
+            "in_proj_weight, in_proj_bias, out_proj.",
+            "in_proj_weight (3E, E) stacks W_q, W_k, W_v in that order (same for the bias): "
+            "project query, key and value separately (key/value may be longer than query). "
+            "Split into heads of width E // h (kata 02), scale by 1/sqrt(head_dim) - not "
+            "1/sqrt(E) - softmax over the keys, dropout only in training, merge the heads, "
+            "out_proj. Return per-head weights (b, h, n, m), not their mean.",
+            "# unless batch_first: query, key, value = (x.transpose(0, 1) for x in ...)\n"
+            "w_q, w_k, w_v = self.in_proj_weight.chunk(3)   # biases likewise, or None\n"
+            "q = F.linear(query, w_q, b_q).view(b, n, h, d).transpose(1, 2)   # k, v: length m\n"
+            "weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)\n"
+            "weights = F.dropout(weights, self.dropout, training=self.training)\n"
+            "out = self.out_proj((weights @ v).transpose(1, 2).reshape(b, n, E))\n"
+            "# transpose out back unless batch_first; return out, weights if need_weights else None",
         ),
     ),
     Kata(
@@ -179,16 +203,21 @@ KATAS: tuple[Kata, ...] = (
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(
-            "causal_mask: torch.triu(torch.full((size, size), -inf), diagonal=1) blocks the "
-            "future but keeps the diagonal: a token may attend to itself.",
-            "padding_mask: torch.arange(max_len) >= lengths[:, None] is True at the padding.",
-            "A position is blocked if *either* mask blocks it: combine bool masks with |, "
-            "or add their float versions (-inf + 0 = -inf).",
-            "key_padding_mask (b, m) becomes (b, 1, 1, m), broadcast over heads and queries, "
-            "then flattened to (b*h, 1, m): batch-major, so repeat_interleave over heads, "
-            "not repeat.",
-            "A float attn_mask holds values to add, not a yes/no: keep them, don't turn them "
-            "into -inf/0 by testing != 0.",
+            "Everything ends up as one additive float mask: 0 where attention is allowed, "
+            "-inf where it is blocked. For each function, ask: which positions are blocked, "
+            "and in which layout do they have to line up with the scores?",
+            "Causal: key j is blocked for query i when j > i - the diagonal stays open. "
+            "Padding: position t of a sequence of length L is padded when t >= L. Merging: a "
+            "position is blocked if *either* mask blocks it (add the -inf masks, or | the "
+            "bools); a float attn_mask's values are kept and added, not turned into yes/no. "
+            "Padding is per batch element: expand (b, m) to batch-major rows (b*h, 1, m) - "
+            "row i*h + j is batch i.",
+            "causal = torch.triu(torch.full((size, size), float('-inf'), device=device), diagonal=1)\n"
+            "padded = torch.arange(max_len)[None, :] >= torch.as_tensor(lengths)[:, None]\n"
+            "merged = attn_mask.to(dtype) if float, else zeros(shape).masked_fill(attn_mask, -inf)\n"
+            "pad = zeros((b, m), dtype).masked_fill(key_padding_mask, -inf)\n"
+            "pad = pad.repeat_interleave(num_heads, dim=0).unsqueeze(1)   # (b*h, 1, m)\n"
+            "return pad if merged is None else merged + pad   # None when both are None",
         ),
     ),
     Kata(
@@ -210,17 +239,21 @@ KATAS: tuple[Kata, ...] = (
         ),
         forbidden=(),
         hints=(
-            "The angle for position p and column pair i is p / base**(2*i / d_model): the "
-            "exponent 2i/d_model needs its own parentheses.",
-            "Even columns (0, 2, 4, ...) get sin, odd columns get cos: pe[:, 0::2] and "
-            "pe[:, 1::2], not the first and second halves.",
-            "With an odd d_model there is one more sin column than cos columns: slice the "
-            "frequencies for the cos columns to fit.",
-            "Positions start at 0: torch.arange(max_len).",
-            "Store the table with self.register_buffer('pe', table) so that .to() moves it "
-            "and the optimiser never sees it.",
-            "batch_first=False: x is (seq, batch, d) and needs pe[:seq, None, :]; "
-            "batch_first=True: x is (batch, seq, d) and needs pe[None, :seq, :].",
+            "Build the table once as (max_len, d_model): positions down the rows, one "
+            "frequency per pair of columns. Which columns get sin and which get cos?",
+            "The angle for position p and column pair i is p / base^(2i / d_model) - mind the "
+            "parentheses on the exponent. Sin goes in the even columns (0::2), cos in the odd "
+            "ones (1::2), interleaved, not in two halves; an odd d_model has one cos column "
+            "fewer. Positions start at 0. Keep the table with register_buffer('pe', ...) and "
+            "add pe[:seq] along the sequence axis of x (axis 0, or 1 with batch_first).",
+            "pos = torch.arange(max_len, dtype=torch.float64)[:, None]\n"
+            "two_i = torch.arange(0, d_model, 2, dtype=torch.float64)\n"
+            "angles = pos / base ** (two_i / d_model)\n"
+            "pe = torch.empty(max_len, d_model, dtype=torch.float64)\n"
+            "pe[:, 0::2] = angles.sin(); pe[:, 1::2] = angles[:, : d_model // 2].cos()\n"
+            "# __init__: self.register_buffer('pe', table.to(torch.get_default_dtype()))\n"
+            "# forward: pe = self.pe[:seq].to(x.dtype); unsqueeze(0) if batch_first else unsqueeze(1)\n"
+            "#          raise ValueError when seq > max_len; return self.dropout(x + pe)",
         ),
     ),
     Kata(
@@ -242,15 +275,23 @@ KATAS: tuple[Kata, ...] = (
         ),
         forbidden=ENCODER_BUILTINS,
         hints=(
-            "Post-LN (norm_first=False): x = norm1(x + sa(x)); x = norm2(x + ff(x)).",
-            "Pre-LN (norm_first=True): x = x + sa(norm1(x)); x = x + ff(norm2(x)). The "
-            "residual adds the *un-normalised* x.",
-            "ff(x) = dropout2(linear2(dropout(activation(linear1(x))))): the activation sits "
-            "between the two linears.",
-            "Pass src_mask as attn_mask and src_key_padding_mask as key_padding_mask to "
-            "self_attn, with need_weights=False.",
-            "TransformerEncoder: copy.deepcopy the layer num_layers times into an "
-            "nn.ModuleList; apply norm at the end when it is given.",
+            "A layer is two sub-blocks - self-attention, then feed-forward - each wrapped in "
+            "a residual connection and a LayerNorm. The only question is where the norm goes: "
+            "norm_first decides.",
+            "Post-LN (norm_first=False): x = norm1(x + sa(x)); x = norm2(x + ff(x)). Pre-LN: "
+            "x = x + sa(norm1(x)); x = x + ff(norm2(x)) - the residual adds the un-normalised "
+            "x. ff = dropout2(linear2(dropout(activation(linear1(x))))). Pass both masks to "
+            "self_attn. The encoder deep-copies the layer num_layers times (independent "
+            "weights) and applies norm at the end when given.",
+            "self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout, batch_first=batch_first)\n"
+            "def _sa(self, x, mask, pad):\n"
+            "    return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=pad,\n"
+            "                                        need_weights=False)[0])\n"
+            "def _ff(self, x):\n"
+            "    return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))\n"
+            "# forward: Pre-LN x = x + self._sa(self.norm1(x), ...); x = x + self._ff(self.norm2(x))\n"
+            "#          Post-LN x = self.norm1(x + self._sa(x, ...)); x = self.norm2(x + self._ff(x))\n"
+            "# encoder: nn.ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))",
         ),
     ),
     Kata(
@@ -270,26 +311,35 @@ KATAS: tuple[Kata, ...] = (
         ),
         forbidden=(),
         hints=(
-            "A (p, q) @ (q, r) product does p*r dot products of length q: p*q*r "
-            "multiply-adds, 2*p*q*r FLOPs.",
-            "Four d x d projections (q, k, v, out) over l*b tokens: 4 * 2*l*b*d*d.",
-            "Scores QK^T and the weighted sum AV are each 2*l*l*d per batch element, "
-            "summed over heads: the head count cancels out.",
-            "Parameters: four d x d weight matrices plus four bias vectors of length d.",
-            "The score matrix has b*h*l*l elements of dtype's itemsize bytes each.",
+            "Count only matrix multiplications, and write each one as a (p, q) @ (q, r) "
+            "product: that is p*q*r multiply-adds, 2*p*q*r FLOPs. List the products an "
+            "attention layer does.",
+            "Projections: q, k, v and out are each (tokens, d) @ (d, d) over l*b tokens. "
+            "Attention: Q Kᵀ and weights @ V are (l, d/h) @ (d/h, l) per batch element and "
+            "head - summed over the h heads, the head count cancels out. Cross-attention: Q "
+            "and out run over tgt_len tokens, K and V over src_len. Parameters: four d x d "
+            "weights plus four length-d biases. Memory: b*h*l*l elements of the dtype's size.",
+            "params = 4*d*d + (4*d if bias else 0)\n"
+            "cross  = 2*(2*n*b*d*d) + 2*(2*m*b*d*d) + 2*(2*b*n*m*d)   # n = tgt_len, m = src_len\n"
+            "mha    = cross_attention_flops(l, l, b, d, h)            # 8*l*b*d*d + 4*l*l*b*d\n"
+            "layer  = mha + 2*(2*l*b*d*d_ff)                           # the two feed-forward linears\n"
+            "bytes  = b*h*l*l * torch.empty((), dtype=dtype).element_size()",
         ),
     ),
 )
 
 
 def get(key: str | Path) -> Kata:
-    """Find a kata by id ("03"), folder name ("03_mha"), short name ("mha"), or a path in it."""
-    text = str(key)
+    """Find a kata by id ("03"), number ("3"), folder name ("03_mha"), short name ("mha"),
+    or a path inside its folder. Raises KeyError naming the katas there are."""
+    text = str(key).strip()
     for kata in KATAS:
-        if text in (kata.id, kata.name, kata.name[3:], kata.file.removesuffix(".py")):
+        names = (kata.id, kata.name, kata.name[3:], kata.file.removesuffix(".py"))
+        if text in names or (text.isdigit() and int(text) == int(kata.id)):
             return kata
     parts = Path(text).resolve().parts
     for kata in KATAS:
         if kata.name in parts:
             return kata
-    raise KeyError(f"no kata called {text!r}; known: {', '.join(k.name for k in KATAS)}")
+    known = ", ".join(f"{kata.name} ({int(kata.id)}, {kata.name[3:]})" for kata in KATAS)
+    raise KeyError(f"no kata called {text!r}; the katas are: {known}")
