@@ -84,6 +84,7 @@ def expect_close(
         keep = torch.broadcast_to(mask.to(got.device), got.shape)
         got64, exp64 = got64[keep], exp64[keep]
     nan_got, nan_exp = torch.isnan(got64), torch.isnan(exp64)
+    inf_got, inf_exp = torch.isinf(got64), torch.isinf(exp64)
     bad = ~torch.isclose(got64, exp64, rtol=rtol, atol=atol, equal_nan=True)
     if not bool(bad.any()):
         return
@@ -92,6 +93,9 @@ def expect_close(
     if bool((nan_got & ~nan_exp).any()):
         count = int((nan_got & ~nan_exp).sum())
         details.append(f"got NaN in {count} place(s) where a number was expected")
+    elif bool((inf_got & ~inf_exp).any()):
+        count = int((inf_got & ~inf_exp).sum())
+        details.append(f"got inf in {count} place(s) where a finite number was expected")
     else:
         # Only where the values disagree: matching -inf entries would give NaN differences.
         diff = (got64 - exp64).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))

@@ -13,6 +13,9 @@ imported), and the forbidden module classes refuse to be built or called.
 from __future__ import annotations
 
 import contextlib
+import inspect
+import io
+import os
 import signal
 import threading
 import traceback
@@ -24,7 +27,15 @@ from torch.overrides import TorchFunctionMode
 
 from graders.report import GradingFailure, NotImplementedYet, mistake_lines
 
-CALL_TIME_LIMIT_S = 20.0
+# Graded inputs are tiny: a correct call takes milliseconds. KATA_TIME_LIMIT (seconds)
+# overrides the limit, e.g. to keep the self-tests' endless loops short.
+CALL_TIME_LIMIT_S = float(os.environ.get("KATA_TIME_LIMIT") or 10)
+# More than this much printing during one call fails the check (it would flood the report).
+PRINT_LIMIT_CHARS = 64 * 1024
+
+
+class TimedOut(GradingFailure):
+    """Learner code ran past the time limit."""
 
 
 class ForbiddenCall(Exception):
@@ -111,6 +122,35 @@ def _time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+class _CountingOutput(io.TextIOBase):
+    """Stands in for stdout/stderr while learner code runs: counts what it prints, keeps
+    nothing (graded runs need no debug output, and megabytes of it would flood the report)."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.chars += len(text)
+        return len(text)
+
+
+def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[int, str]:
+    """id(tensor) -> the parameter name it was passed as (``query``), where it can be told."""
+    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    try:
+        bound = inspect.signature(target).bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return {}
+    names: dict[int, str] = {}
+    for name, value in bound.arguments.items():
+        for tensor in _tensors(value):
+            names.setdefault(id(tensor), name)
+    return names
+
+
 def _learner_frame(exc: BaseException, learner_file: Path | None) -> str:
     """``attention.py:12: scores = q @ k`` for the innermost frame in the learner's file."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -153,8 +193,10 @@ def call(
     """
     inputs = _tensors(args) + _tensors(kwargs)
     before = [(t, t._version, t.detach().clone()) for t in inputs]
+    printed = _CountingOutput()
     try:
-        with _time_limit(CALL_TIME_LIMIT_S), _forbid(forbidden):
+        with (_time_limit(CALL_TIME_LIMIT_S), _forbid(forbidden),
+              contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed)):
             result = fn(*args, **kwargs)
     except NotImplementedError as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -168,9 +210,9 @@ def call(
                  f"  {_learner_frame(exc, learner_file)}"]
         raise GradingFailure("\n".join(lines), slug="forbidden-builtin") from None
     except LearnerTimeout:
-        raise GradingFailure(
-            f"checked {what} on {on}\n  it did not return within {CALL_TIME_LIMIT_S:.0f} s "
-            "(an endless loop?)"
+        raise TimedOut(
+            f"checked {what} on {on}\n  it did not finish within {CALL_TIME_LIMIT_S:g} s "
+            "(an endless loop, a sleep, or a huge computation?)"
         ) from None
     except SystemExit as exc:
         raise GradingFailure(
@@ -192,14 +234,21 @@ def call(
         lines += [f"  your code raised {type(exc).__name__}: {first}",
                   f"  {_learner_frame(exc, learner_file)}"]
         raise GradingFailure("\n".join(lines), slug=slug) from None
+    if printed.chars > PRINT_LIMIT_CHARS:
+        raise GradingFailure(
+            f"checked {what} on {on}\n  it printed {printed.chars / 1e6:.1f} million characters; "
+            "remove the debug prints (print shapes, not tensors, and only while debugging)"
+        )
+    names = _input_names(fn, args, kwargs)
     for tensor, version, copy in before:
         changed = tensor._version != version or not torch.equal(
             torch.nan_to_num(tensor.detach()), torch.nan_to_num(copy)
         )
         if changed:
+            name = names.get(id(tensor))
+            which = f"`{name}`" if name else f"an input tensor {tuple(tensor.shape)}"
             raise GradingFailure(
-                f"checked {what} on {on}\n  it modified an input tensor "
-                f"{tuple(tensor.shape)} in place; leave inputs untouched (work on new "
-                "tensors, avoid in-place ops like masked_fill_ or +=)"
+                f"checked {what} on {on}\n  it modified {which} in place; leave inputs "
+                "untouched (work on new tensors, avoid in-place ops like masked_fill_ or +=)"
             )
     return result

@@ -30,6 +30,7 @@ class Implementation:
     # How verdicts name the implementation; the file name unless set (e.g. "your notebook").
     label: str = ""
     _load_error_shown: bool = False
+    _timed_out: str = ""  # the first call that ran past the time limit
 
     def __post_init__(self) -> None:
         self.label = self.label or self.path.name
@@ -54,8 +55,20 @@ class Implementation:
             ) from None
 
     def call(self, fn: Callable[..., Any], *args: Any, what: str, on: str, **kwargs: Any) -> Any:
-        """Run learner code under the kata's guard (see graders.guard.call)."""
-        return guard.call(
-            fn, *args, what=what, on=on, forbidden=self.kata.forbidden,
-            learner_file=self.path, exception_slugs=self.exception_slugs, **kwargs,
-        )
+        """Run learner code under the kata's guard (see graders.guard.call).
+
+        After one call runs past the time limit, later calls fail at once: waiting out the
+        limit in every check would only delay the same verdict.
+        """
+        if self._timed_out:
+            raise GradingFailure(
+                f"checked {what} on {on}\n  not run: {self._timed_out} did not finish within "
+                f"{guard.CALL_TIME_LIMIT_S:g} s in an earlier check; fix that first")
+        try:
+            return guard.call(
+                fn, *args, what=what, on=on, forbidden=self.kata.forbidden,
+                learner_file=self.path, exception_slugs=self.exception_slugs, **kwargs,
+            )
+        except guard.TimedOut:
+            self._timed_out = what
+            raise

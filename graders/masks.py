@@ -20,8 +20,6 @@ from typing import Callable
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
-from hypothesis import strategies as st
 from torch import Tensor, nn
 
 from graders.attention import additive_mask, attend
@@ -34,7 +32,7 @@ from graders.compare import (
 )
 from graders.implementation import Implementation
 from graders.inputs import (
-    GRADING_SETTINGS,
+    drawn_cases,
     bool_mask,
     grads_of,
     leaf_copies,
@@ -510,30 +508,26 @@ def test_merge_both_masks(impl):
         check_merge(impl, padding, attn, batch=b, heads=h, n=n, m=m, seed=seed)
 
 
-@st.composite
-def merge_cases(draw):
-    batch, heads = draw(st.integers(1, 3)), draw(st.integers(1, 4))
-    n, m = draw(st.integers(1, 6)), draw(st.integers(1, 6))
-    lengths = draw(st.one_of(st.none(), st.lists(st.integers(1, m), min_size=batch,
-                                                 max_size=batch)))
-    attn_kind = draw(st.sampled_from([None, "bool", "float"]))
-    per_head = draw(st.booleans())  # attn_mask (b*h, n, m) rather than (n, m)
-    seed = draw(st.integers(0, 10_000))
-    return batch, heads, n, m, lengths, attn_kind, per_head, seed
+def merge_case(rng):
+    batch, heads = rng.randint(1, 3), rng.randint(1, 4)
+    n, m = rng.randint(1, 6), rng.randint(1, 6)
+    lengths = rng.choice([None, [rng.randint(1, m) for _ in range(batch)]])
+    attn_kind = rng.choice([None, "bool", "float"])
+    per_head = rng.random() < 0.5  # attn_mask (b*h, n, m) rather than (n, m)
+    return batch, heads, n, m, lengths, attn_kind, per_head, rng.randint(0, 10_000)
 
 
 @pytest.mark.core
-@GRADING_SETTINGS
-@given(case=merge_cases())
-def test_merge_random_shapes(impl, case):
+def test_merge_random_shapes(impl):
     """Random batch, heads, lengths and masks, drawn from a fixed seed (the same every run)."""
-    batch, heads, n, m, lengths, attn_kind, per_head, seed = case
-    padding = None if lengths is None else key_padding(lengths, m)
-    shape = (batch * heads, n, m) if per_head else (n, m)
-    attn = {None: lambda: None,
-            "bool": lambda: blocking_mask(*shape, seed=seed + 5),
-            "float": lambda: additive_values(*shape, seed=seed + 5)}[attn_kind]()
-    check_merge(impl, padding, attn, batch=batch, heads=heads, n=n, m=m, head_dim=3, seed=seed)
+    for batch, heads, n, m, lengths, attn_kind, per_head, seed in drawn_cases(merge_case):
+        padding = None if lengths is None else key_padding(lengths, m)
+        shape = (batch * heads, n, m) if per_head else (n, m)
+        attn = {None: lambda: None,
+                "bool": lambda: blocking_mask(*shape, seed=seed + 5),
+                "float": lambda: additive_values(*shape, seed=seed + 5)}[attn_kind]()
+        check_merge(impl, padding, attn, batch=batch, heads=heads, n=n, m=m, head_dim=3,
+                    seed=seed)
 
 
 @pytest.mark.followup

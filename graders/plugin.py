@@ -112,6 +112,17 @@ def pytest_configure(config: pytest.Config) -> None:
     # Graded tensors are tiny: extra threads only contend (a kata ran 5x slower on a busy
     # two-core machine with torch's default thread count).
     torch.set_num_threads(1)
+    _skip_final_gc(config)
+
+
+def _skip_final_gc(config: pytest.Config) -> None:
+    """pytest ends a session with gc.collect() calls looking for unraisable exceptions;
+    with torch loaded each costs about 0.1 s, a tenth of a kata's whole grading time."""
+    try:
+        from _pytest.unraisableexception import gc_collect_iterations_key
+    except ImportError:  # a pytest without the knob: pay the collection
+        return
+    config.stash[gc_collect_iterations_key] = 0
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -50,13 +50,31 @@ def verdict(
 
 
 def describe_value(value: Any) -> str:
-    """One short phrase for anything a learner may return."""
+    """One short phrase for anything a learner may return, with a word of advice when the
+    type itself is the likely slip (None, a Python list, a numpy array)."""
+    text = _describe(value)
+    if value is None:
+        return f"{text} (did you forget `return`?)"
+    if isinstance(value, list):
+        return f"a Python {text} (keep the result a torch tensor)"
+    if _is_numpy(value):
+        return f"{text} (keep the result a torch tensor: no .numpy() or numpy calls)"
+    return text
+
+
+def _is_numpy(value: Any) -> bool:
+    return type(value).__module__ == "numpy" and hasattr(value, "shape")
+
+
+def _describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         return describe_tensor(value)
     if isinstance(value, (tuple, list)):
-        inner = ", ".join(describe_value(v) for v in value[:4])
+        inner = ", ".join(_describe(v) for v in value[:4])
         more = ", ..." if len(value) > 4 else ""
         return f"{type(value).__name__} of {len(value)} ({inner}{more})"
+    if _is_numpy(value):
+        return f"a numpy {type(value).__name__} {value.dtype} {tuple(value.shape)}"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
