@@ -1,63 +1,536 @@
-"""The ``kata`` command: hints one at a time, reset with a backup, progress from the scoreboard."""
+"""The ``kata`` command, run on a temporary copy of katas/ (KATA_ROOT) with an injected
+clock, console and file watcher. The real katas/ files and the real .kata/ folder are
+checked to be untouched after every test.
+
+Grading is real (graders.session) but kept to kata 02, the fastest to grade.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+from rich.console import Console
 
 from graders import cli, registry
+from graders.catalogue import MISTAKES
+from graders.registry import REPO_ROOT
+
+HEADS = registry.get("02")
+HEADS_SOLUTION = HEADS.solution_path.read_text()
+HEADS_INTERLEAVED = (REPO_ROOT / "tests/mutants/02_heads/heads_interleaved.py").read_text()
+START = 1_750_000_000.0  # the injected clock's first reading
+
+
+def _real_tree_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path in sorted((REPO_ROOT / "katas").rglob("*.py")):
+        digest.update(str(path).encode() + path.read_bytes())
+    state = REPO_ROOT / cli.STATE_DIR
+    listing = sorted(str(p) + str(p.stat().st_mtime_ns) for p in state.rglob("*")) if state.exists() else []
+    digest.update(repr(listing).encode())
+    return digest.hexdigest()
+
+
+@pytest.fixture(autouse=True)
+def real_tree_untouched():
+    before = _real_tree_fingerprint()
+    yield
+    assert _real_tree_fingerprint() == before, "a kata command touched the real katas/ or .kata/"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, minutes: float) -> None:
+        self.now += minutes * 60
+
+
+class Sandbox:
+    """A copy of katas/ under a temporary root, and a way to run ``kata`` on it."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.clock = Clock()
+        shutil.copytree(REPO_ROOT / "katas", root / "katas",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+
+    def file(self, key: str) -> Path:
+        kata = registry.get(key)
+        return self.root / "katas" / kata.name / kata.file
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / ".kata" / "state.json"
+
+    def state(self) -> dict:
+        return json.loads(self.state_path.read_text())
+
+    def write_state(self, **sections) -> None:
+        state = cli.fresh_state()
+        state.update(sections)
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        self.state_path.write_text(json.dumps(state))
+
+    def run(self, *argv: str, **options) -> tuple[int, str]:
+        """``kata *argv`` with output captured as plain text; returns (exit status, output)."""
+        output = io.StringIO()
+        console = Console(file=output, width=120, color_system=None)
+        options.setdefault("rng", random.Random(0))
+        options.setdefault("interactive", False)
+        status = cli.main(list(argv), root=self.root, console=console, clock=self.clock, **options)
+        return status, output.getvalue()
 
 
 @pytest.fixture
-def sandbox(tmp_path, monkeypatch):
-    """Katas under tmp_path and a private state file, so the real tree is never touched."""
-    monkeypatch.setattr(registry, "KATAS_DIR", tmp_path / "katas")
-    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(cli, "STATE_FILE", tmp_path / ".kata-state.json")
-    return tmp_path
+def sandbox(tmp_path, monkeypatch) -> Sandbox:
+    monkeypatch.setenv(cli.ROOT_ENV_VAR, str(tmp_path))  # also for anything not given root=
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # questions read end of input: "no"
+    return Sandbox(tmp_path)
 
 
-def test_hints_come_one_at_a_time(sandbox, capsys):
-    kata = registry.get("01")
-    for number in (1, 2):
-        assert cli.main(["hint", "01"]) == 0
-        out = capsys.readouterr().out
-        assert f"hint {number}/{len(kata.hints)}" in out
-        assert f"hint {number - 1}/" not in out
-    assert cli.main(["hint", "01", "--all"]) == 0
-    assert capsys.readouterr().out.count("hint ") == len(kata.hints)
+def answer(monkeypatch, text: str) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
 
 
-def test_reset_backs_up_the_learners_file_first(sandbox, monkeypatch, capsys):
-    kata = registry.get("01")
-    monkeypatch.setattr(cli, "pristine_skeleton", lambda k: "SKELETON\n")
-    kata.skeleton_path.parent.mkdir(parents=True)
-    kata.skeleton_path.write_text("my work\n")
+def forbid_grading(monkeypatch) -> None:
+    from graders import session
 
-    assert cli.main(["reset", "01"]) == 0
-    assert kata.skeleton_path.read_text() == "SKELETON\n"
-    backups = list(kata.folder.glob("attention.py.kata-backup-*"))
-    assert len(backups) == 1 and backups[0].read_text() == "my work\n"
+    def refuse(*args, **kwargs):
+        raise AssertionError("graded a kata that needed no grading")
 
-    assert cli.main(["reset", "01"]) == 0  # already pristine: no second backup
-    assert len(list(kata.folder.glob("attention.py.kata-backup-*"))) == 1
-    assert "already the untouched skeleton" in capsys.readouterr().out
+    monkeypatch.setattr(session, "grade", refuse)
 
 
-def test_list_reads_the_scoreboard(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "scores", lambda: {"01_attention": (5, 5, 6, 6),
-                                                "02_heads": (3, 7, 0, 3)})
-    assert cli.main(["list"]) == 0
+# --- the repository's own files ----------------------------------------------------------
+
+@pytest.mark.parametrize("kata", registry.KATAS, ids=lambda k: k.name)
+def test_pristine_skeletons_are_the_shipped_skeletons(kata):
+    assert kata.pristine_skeleton_path.read_bytes() == kata.skeleton_path.read_bytes(), (
+        f"graders/skeletons/{kata.name} differs from katas/{kata.name}: copy the skeleton over")
+
+
+@pytest.mark.parametrize("kata", registry.KATAS, ids=lambda k: k.name)
+def test_every_kata_has_a_three_rung_hint_ladder(kata):
+    assert len(kata.hints) == len(registry.HINT_LEVELS) == 3
+    assert all(hint.strip() for hint in kata.hints)
+    assert "\n" in kata.hints[2], "the third rung is near-code"
+
+
+@pytest.mark.parametrize("key", ["3", "03", "03_mha", "mha", " 3 "])
+def test_katas_are_named_by_id_number_or_short_name(key):
+    assert registry.get(key).name == "03_mha"
+    assert registry.get("positional_encoding").name == "05_positional_encoding"
+
+
+# --- usage and help ---------------------------------------------------------------------
+
+def test_unknown_kata_is_a_usage_error_listing_the_katas(sandbox):
+    status, out = sandbox.run("hint", "99")
+    assert status == 2
+    assert "no kata called '99'" in out and "03_mha (3, mha)" in out
+
+
+@pytest.mark.parametrize("command", [None, *cli.COMMANDS])
+def test_every_command_has_help(command, capsys):
+    assert cli.main([command, "--help"] if command else ["--help"]) == 0
     out = capsys.readouterr().out
-    assert "done" in out and "in progress" in out
-    assert "Next: 02_heads" in out.replace("\n", " ")
+    assert out.startswith("usage: kata")
+    if command is None:
+        assert all(name in out for name in cli.COMMANDS)
 
 
-def test_scoreboard_line_is_parsed():
-    line = "03_mha  core: 2/3 passed, follow-ups: 1/6 passed"
-    assert cli.SCORE_LINE.match(line).groups() == ("03_mha", "2", "3", "1", "6")
+def test_a_bad_option_is_a_usage_error(sandbox, capsys):
+    assert sandbox.run("check", "--no-such-option")[0] == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
 
 
-def test_unknown_kata_is_a_clear_error(capsys):
-    assert cli.main(["hint", "99"]) == 2
-    assert "no kata called '99'" in capsys.readouterr().out
+# --- list -------------------------------------------------------------------------------
+
+def test_list_of_untouched_skeletons_grades_nothing(sandbox, monkeypatch):
+    forbid_grading(monkeypatch)
+    status, out = sandbox.run("list")
+    assert status == 0
+    assert out.count("not started") == len(registry.KATAS)
+    assert "0/7 katas passed, 0 core passed, next: 01_attention" in out
+
+
+def test_list_grades_changed_files_once_then_uses_the_cache(sandbox, monkeypatch):
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    status, out = sandbox.run("list")
+    assert status == 0
+    assert "grading 02_heads: changed since it was last graded" in out
+    assert "[heads-interleaved]" in out and "failing" in out
+
+    forbid_grading(monkeypatch)  # unchanged since: the cached result is enough
+    status, again = sandbox.run("list")
+    assert "grading" not in again and "[heads-interleaved]" in again
+    assert len(sandbox.state()["attempts"]) == 1
+
+
+def test_list_and_check_of_a_missing_file_point_at_reset(sandbox, monkeypatch):
+    forbid_grading(monkeypatch)
+    sandbox.file("04").unlink()
+    assert "kata reset 04" in sandbox.run("list")[1]
+    status, out = sandbox.run("check", "masks")
+    assert status == 1 and "kata reset 04" in out
+
+
+# --- check ------------------------------------------------------------------------------
+
+def test_check_a_failing_kata_names_the_mistake_and_records_the_attempt(sandbox):
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    status, out = sandbox.run("check", "heads")
+    assert status == 1
+    assert "[heads-interleaved]" in out and MISTAKES["heads-interleaved"].hint[:30] in out
+    assert "kata hint 02 (0/3 hints used)" in out
+    (attempt,) = sandbox.state()["attempts"]
+    assert attempt["kata"] == "02_heads" and attempt["status"] == "failing"
+    assert attempt["slugs"][0] == "heads-interleaved" and attempt["source"] == "check"
+
+    sandbox.run("check", "2")  # the same file again is not another attempt
+    assert len(sandbox.state()["attempts"]) == 1
+
+
+def test_check_a_passing_kata_exits_0_and_points_to_the_next(sandbox):
+    sandbox.file("02").write_text(HEADS_SOLUTION)
+    status, out = sandbox.run("check", "02")
+    assert status == 0
+    assert "all passed" in out and "02_heads passes. Next: kata check 03" in out
+
+
+def test_check_without_a_kata_takes_the_first_not_passed(sandbox, monkeypatch):
+    calls = []
+    monkeypatch.setattr(cli.App, "grade", lambda app, kata, source, **kw: calls.append(kata.name)
+                        or cli.KataResult(kata.name))
+    monkeypatch.setattr(cli.App, "render", lambda app, result, console=None: None)
+    sandbox.run("check")
+    assert calls == ["01_attention"]
+
+
+def test_check_impl_grades_any_file_and_records_nothing(sandbox):
+    status, out = sandbox.run("check", "02", "--impl", str(HEADS.solution_path))
+    assert status == 0 and "all passed" in out
+    assert not sandbox.state_path.exists()
+    assert sandbox.run("check", "--impl", str(HEADS.solution_path))[0] == 2  # which kata?
+
+
+# --- hint -------------------------------------------------------------------------------
+
+def test_hints_come_one_rung_per_call_and_all_shows_those_revealed(sandbox):
+    kata = registry.get("03")
+    status, out = sandbox.run("hint", "03", "--all")
+    assert status == 0 and "No hints revealed" in out
+    for number, level in enumerate(registry.HINT_LEVELS, start=1):
+        status, out = sandbox.run("hint", "mha")
+        assert status == 0
+        assert f"hint {number}/3 ({level})" in out
+        assert kata.hints[number - 1].splitlines()[0][:40] in out
+        assert f"hint {number - 1}/3" not in out
+    assert "That was the last hint" not in out  # the third one is the last, not past it
+    status, out = sandbox.run("hint", "3")
+    assert "hint 3/3" in out and "That was the last hint" in out and "kata solution 03" in out
+    status, out = sandbox.run("hint", "03", "--all")
+    assert [f"hint {n}/3" in out for n in (1, 2, 3)] == [True] * 3
+    assert sandbox.state()["hints"] == {"03_mha": 3}
+
+
+def test_hint_adds_the_catalogue_hint_of_the_last_attempts_mistake(sandbox):
+    sandbox.write_state(attempts=[{"kata": "02_heads", "at": "2025-06-15T10:00:00", "t": START,
+                                   "status": "failing", "slugs": ["batch-head-order"]}])
+    status, out = sandbox.run("hint", "02")
+    assert "[batch-head-order]" in out and MISTAKES["batch-head-order"].hint[:30] in out
+
+
+# --- reset ------------------------------------------------------------------------------
+
+def test_reset_backs_up_the_learners_file_then_restores_the_skeleton(sandbox, monkeypatch):
+    path = sandbox.file("02")
+    path.write_text("my work\n")
+    answer(monkeypatch, "n\n")
+    status, out = sandbox.run("reset", "02")
+    assert status == 1 and path.read_text() == "my work\n"  # declined: nothing touched
+
+    answer(monkeypatch, "y\n")
+    status, out = sandbox.run("reset", "02")
+    assert status == 0
+    assert path.read_bytes() == HEADS.pristine_skeleton_path.read_bytes()
+    (backup,) = (sandbox.root / ".kata" / "backups" / "02_heads").iterdir()
+    assert backup.read_text() == "my work\n" and backup.name.startswith("heads-")
+    assert f".kata/backups/02_heads/{backup.name}" in out.replace("\n", "")
+
+    status, out = sandbox.run("reset", "02", "--yes")  # already pristine: no second backup
+    assert "already the untouched skeleton" in out
+    assert len(list(backup.parent.iterdir())) == 1
+
+
+def test_reset_with_yes_does_not_ask_and_backups_do_not_collide(sandbox):
+    for text in ("first\n", "second\n"):  # same clock reading: same timestamp
+        sandbox.file("04").write_text(text)
+        assert sandbox.run("reset", "04", "-y")[0] == 0
+    backups = sorted(p.read_text() for p in (sandbox.root / ".kata/backups/04_masks").iterdir())
+    assert backups == ["first\n", "second\n"]
+
+
+# --- solution ---------------------------------------------------------------------------
+
+def test_solution_asks_first_and_is_recorded(sandbox, monkeypatch):
+    status, out = sandbox.run("solution", "02")  # end of input: no
+    assert status == 1 and "def split_heads" not in out
+    answer(monkeypatch, "y\n")
+    status, out = sandbox.run("solution", "02")
+    assert status == 0 and "def split_heads" in out
+    assert sandbox.state()["revealed"]["02_heads"]["t"] == START
+
+
+# --- watch ------------------------------------------------------------------------------
+
+def test_watch_regrades_on_each_save_and_offers_the_next_kata(sandbox, monkeypatch):
+    heads, mha = sandbox.file("02"), sandbox.file("03")
+    heads.write_text(HEADS_INTERLEAVED)
+    watched = []
+
+    def file_changes(path):
+        watched.append(path)
+        if path == heads:  # the learner fixes the file and saves it
+            path.write_text(HEADS_SOLUTION)
+            yield {("modified", str(path))}
+
+    answer(monkeypatch, "y\n")
+    status, out = sandbox.run("watch", "02", file_changes=file_changes, interactive=True)
+    assert status == 0
+    assert watched == [heads, mha]
+    assert out.count("02_heads — ") == 2  # graded before the save and after it
+    assert out.index("[heads-interleaved]") < out.index("02_heads passes: move on to 03_mha?")
+    assert "03_mha — " in out
+    # 03's untouched skeleton was graded too, but is no attempt
+    assert [a["status"] for a in sandbox.state()["attempts"]] == ["failing", "all passed"]
+
+
+def test_watch_without_a_terminal_does_not_ask_and_ctrl_c_leaves_cleanly(sandbox, monkeypatch):
+    sandbox.file("02").write_text(HEADS_SOLUTION)
+
+    def file_changes(path):
+        raise KeyboardInterrupt
+        yield
+
+    monkeypatch.setattr("sys.stdin", None)  # reading it would fail the test
+    status, out = sandbox.run("watch", "heads", file_changes=file_changes)
+    assert status == 0
+    assert "02_heads passes. Next: kata watch 03" in out and "move on" not in out
+    assert out.rstrip().endswith("stopped watching.")
+
+
+# --- mock -------------------------------------------------------------------------------
+
+def test_mock_picks_a_kata_not_passed_and_shows_the_time_left(sandbox, monkeypatch):
+    forbid_grading(monkeypatch)
+    passed = {"at": "x", "t": START, "status": "all passed", "slugs": []}
+    sandbox.write_state(attempts=[{**passed, "kata": k.name} for k in registry.KATAS
+                                  if k.id != "05"])
+    status, out = sandbox.run("mock", "--minutes", "30")
+    assert status == 0
+    assert "mock interview: 05_positional_encoding" in out and "You have 30:00" in out
+    mock = sandbox.state()["mock"]
+    assert mock["kata"] == "05_positional_encoding" and mock["deadline"] == START + 30 * 60
+
+    sandbox.clock.advance(12.5)
+    status, out = sandbox.run("mock")
+    assert status == 0 and "17:30 left" in out
+    assert "17:30 left" in sandbox.run("list")[1]
+    assert sandbox.run("mock", "02")[0] == 2  # one mock at a time
+
+
+def test_mock_resets_a_file_with_work_only_after_confirmation(sandbox, monkeypatch):
+    forbid_grading(monkeypatch)
+    sandbox.file("02").write_text("my work\n")
+    assert sandbox.run("mock", "02")[0] == 1  # end of input: no
+    assert sandbox.file("02").read_text() == "my work\n" and not sandbox.state_path.exists()
+    status, out = sandbox.run("mock", "02", "--yes")
+    assert status == 0 and "backed up as .kata/backups/02_heads/" in out
+    assert sandbox.file("02").read_bytes() == HEADS.pristine_skeleton_path.read_bytes()
+
+
+def test_mock_submit_grades_and_records_the_time_taken(sandbox):
+    assert sandbox.run("mock", "02", "--minutes", "20")[0] == 0
+    sandbox.clock.advance(7.25)
+    sandbox.file("02").write_text(HEADS_SOLUTION)
+    status, out = sandbox.run("mock", "--submit")
+    assert status == 0
+    assert "mock interview of 02_heads: all passed in 7:15 of 20" in out
+    state = sandbox.state()
+    assert state["mock"] is None
+    (mock,) = state["mocks"]
+    assert mock["outcome"] == "all passed" and mock["taken_s"] == 7.25 * 60
+    assert state["attempts"][-1]["source"] == "mock"
+    assert state["time"]["02_heads"]["total_s"] == 7.25 * 60  # the whole mock counts as work
+    assert sandbox.run("mock", "--submit")[0] == 2  # nothing left to hand in
+
+
+def test_a_mock_past_its_deadline_is_handed_in_by_any_command(sandbox):
+    sandbox.run("mock", "02", "--minutes", "5")
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    sandbox.clock.advance(6)
+    status, out = sandbox.run("hint", "01")
+    assert status == 0
+    assert "Time ran out for the mock interview of 02_heads" in out
+    assert "time ran out after 5 min (graded as it stood: failing)" in out
+    assert "hint 1/3" in out  # and the command itself still runs
+    (mock,) = sandbox.state()["mocks"]
+    assert mock["outcome"] == cli.TIME_RAN_OUT and mock["taken_s"] == 5 * 60
+    assert mock["slugs"][0] == "heads-interleaved"
+
+
+def test_kata_mock_after_the_deadline_hands_it_in_and_starts_no_other(sandbox, monkeypatch):
+    sandbox.run("mock", "02", "--minutes", "5")
+    sandbox.clock.advance(6)
+    status, out = sandbox.run("mock")
+    assert status == 0 and "Time ran out" in out and "Start another with kata mock" in out
+    state = sandbox.state()
+    assert state["mock"] is None and state["mocks"][0]["outcome"] == cli.TIME_RAN_OUT
+
+
+def test_a_late_submit_is_recorded_as_time_ran_out(sandbox):
+    sandbox.run("mock", "02", "--minutes", "5")
+    sandbox.file("02").write_text(HEADS_SOLUTION)
+    sandbox.clock.advance(9)
+    status, out = sandbox.run("mock", "--submit")
+    assert status == 1 and "time ran out" in out
+    assert sandbox.state()["mocks"][0]["outcome"] == cli.TIME_RAN_OUT
+
+
+# --- report -----------------------------------------------------------------------------
+
+def _attempt(kata: str, status: str, slugs: list[str], minutes: float) -> dict:
+    return {"kata": kata, "at": "2025-06-15T10:00:00", "t": START, "status": status,
+            "slugs": slugs, "duration_s": minutes * 60}
+
+
+@pytest.fixture
+def practised(sandbox) -> Sandbox:
+    sandbox.write_state(
+        attempts=[_attempt("01_attention", "failing", ["missing-scale"], 5),
+                  _attempt("01_attention", "all passed", [], 3),
+                  _attempt("03_mha", "failing", ["scale-by-embed-dim", "missing-bias"], 10),
+                  _attempt("03_mha", "failing", ["scale-by-embed-dim"], 4),
+                  _attempt("04_masks", "core passed", [], 8),
+                  _attempt("02_heads", "all passed", [], 6)],
+        hints={"03_mha": 2}, revealed={"02_heads": {"at": "2025-06-15T11:00:00", "t": START}},
+        time={"01_attention": {"total_s": 480.0}, "03_mha": {"total_s": 3900.0}},
+        mocks=[{"kata": "02_heads", "started": "2025-06-16T09:00:00", "minutes": 20,
+                "taken_s": 1200.0, "status": "failing", "outcome": "time ran out", "slugs": []}])
+    return sandbox
+
+
+def test_report_markdown(practised, monkeypatch):
+    forbid_grading(monkeypatch)
+    status, out = practised.run("report")
+    assert status == 0
+    assert out.startswith("# Attention katas: self-assessment")
+    assert "2/7 katas passed, 1 core passed, next: 03_mha." in out
+    assert "| 01_attention | all passed | 2 | 8 min | 0/3 | no | - |" in out
+    assert "| 03_mha | failing | 2 | 1 h 05 min | 2/3 | no | `scale-by-embed-dim` ×2 |" in out
+    assert "| 02_heads | all passed | 1 | - | 0/3 | yes | - |" in out
+    assert "| 02_heads | 2025-06-16 09:00:00 | 20:00 of 20:00 | time ran out |" in out
+    practise = out.split("## What to practise next")[1]
+    order = [line.split("**")[1] for line in practise.splitlines() if line[:1].isdigit()]
+    assert order == ["03_mha", "02_heads", "04_masks", "05_positional_encoding",
+                     "06_encoder_layer", "07_flops"]
+    assert "[scale-by-embed-dim] keeps coming back (2 attempts)" in practise
+
+
+def test_report_json(practised):
+    status, out = practised.run("report", "--json")
+    assert status == 0
+    report = json.loads(out)
+    mha = report["katas"][2]
+    assert mha["kata"] == "03_mha" and mha["best_status"] == "failing" and mha["attempts"] == 2
+    assert mha["recurring_mistakes"] == ["scale-by-embed-dim"]
+    assert mha["mistakes"] == {"scale-by-embed-dim": 2, "missing-bias": 1}
+    assert mha["hints_used"] == 2 and mha["time_s"] == 3900.0
+    assert report["katas"][1]["solution_revealed"] == "2025-06-15T11:00:00"
+    assert report["practise_next"][0]["kata"] == "03_mha"
+    assert report["mocks"][0]["outcome"] == "time ran out"
+
+
+def test_report_json_stays_pure_when_a_mock_expires(practised, capsys):
+    state = practised.state()
+    state["mock"] = {"kata": "02_heads", "started": START - 3600, "deadline": START - 60,
+                     "minutes": 59}
+    practised.state_path.write_text(json.dumps(state))
+    status, out = practised.run("report", "--json")
+    assert json.loads(out)["mocks"][-1]["outcome"] == "time ran out"
+    assert "Time ran out" in capsys.readouterr().err  # the notice went to stderr
+
+
+# --- state ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"attempts": "many"}', "\x00\xff"])
+def test_a_corrupt_state_file_is_set_aside_with_a_warning(sandbox, content):
+    sandbox.state_path.parent.mkdir()
+    sandbox.state_path.write_text(content)
+    status, out = sandbox.run("hint", "01")
+    assert status == 0 and "hint 1/3" in out
+    warnings = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "state.json.corrupt" in warnings[0]
+    assert (sandbox.state_path.parent / "state.json.corrupt").read_text() == content
+    assert sandbox.state()["hints"] == {"01_attention": 1}
+    assert "warning" not in sandbox.run("hint", "01")[1]  # rebuilt: no second warning
+
+
+def test_malformed_entries_are_dropped_not_fatal(sandbox):
+    sandbox.write_state(attempts=[{"kata": "02_heads"}, "junk", _attempt("02_heads", "failing", [], 1)],
+                        hints={"02_heads": "two"}, mock={"kata": "02_heads"})
+    status, out = sandbox.run("report", "--json")
+    assert status == 0 and "warning" not in out
+    assert json.loads(out)["katas"][1]["attempts"] == 1
+
+
+def test_state_is_written_atomically(sandbox, monkeypatch):
+    sandbox.run("hint", "01")
+
+    def crash(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cli.os, "replace", crash)
+    with pytest.raises(OSError):
+        sandbox.run("hint", "01")
+    assert sandbox.state()["hints"] == {"01_attention": 1}  # the old file, whole
+    assert [p.name for p in sandbox.state_path.parent.iterdir()] == ["state.json"]  # no temp left
+
+
+# --- terminal output --------------------------------------------------------------------
+
+@pytest.mark.parametrize("no_color", [False, True])
+def test_no_color_means_no_escape_codes(sandbox, monkeypatch, capsys, no_color):
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as if on a terminal
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    assert cli.main(["list"], clock=sandbox.clock) == 0
+    out = capsys.readouterr().out
+    assert "not started" in out
+    assert ("\x1b[" in out) is not no_color
+
+
+def test_the_installed_command_runs_on_kata_root(sandbox):
+    """End to end, as a learner runs it: a subprocess finding the repository by KATA_ROOT."""
+    env = {"KATA_ROOT": str(sandbox.root), "NO_COLOR": "1", "PATH": "", "COLUMNS": "100",
+           "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-m", "graders.cli", "hint", "flops"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "hint 1/3 (nudge) - 07_flops" in done.stdout
+    assert sandbox.state()["hints"] == {"07_flops": 1}
