@@ -287,7 +287,7 @@ class App:
             return True
         try:
             answer = self.console.input(f"{escape(question)} [y/N] ")
-        except (EOFError, OSError):
+        except (EOFError, OSError, RuntimeError):  # RuntimeError: no stdin at all
             answer = ""
             self.print()
         return answer.strip().lower() in ("y", "yes")
@@ -427,7 +427,7 @@ def cmd_list(app: App, args: argparse.Namespace) -> int:
             status = result.status
             mistake = escape(f"[{result.slugs[0]}]") if result.slugs else ""
             if result.error:
-                mistake = "the grader could not run: kata check " + kata.id
+                mistake = f"grader error: kata check {kata.id}"
         statuses[kata.name] = status
         cells = [kata.name, styled(status), mistake, f"{hint_level(state, kata)}/{len(kata.hints)}"]
         table.add_row(*cells, *([f"{kata.title} [dim]({kata.difficulty})[/]"] if with_titles else []))
