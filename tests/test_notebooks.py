@@ -74,13 +74,18 @@ def test_notebook_ships_clean_with_the_skeleton_and_no_solution(kata):
             assert cell.outputs == [] and cell.execution_count is None, "clear the outputs"
     skeleton = kata.skeleton_path.read_text()
     assert tagged_cell(notebook, build.SKELETON_TAG).source == skeleton.rstrip("\n")
-    # No line of the reference that the skeleton lacks (long enough to be telling) may appear.
+    # No statement of the reference that the skeleton lacks (long enough to be telling, not
+    # an import, a comment or a docstring) may appear in any code cell.
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
-    skeleton_lines = {line.strip() for line in skeleton.splitlines()}
-    for line in kata.solution_path.read_text().splitlines():
-        line = line.strip()
-        if len(line) >= 30 and line not in skeleton_lines and not line.startswith(("#", '"')):
+    skeleton_lines = {_code_of(line) for line in skeleton.splitlines()}
+    for line in map(_code_of, kata.solution_path.read_text().splitlines()):
+        if len(line) >= 30 and line not in skeleton_lines and not line.startswith(("import", "from", '"')):
             assert line not in code, f"solution code in the notebook: {line}"
+
+
+def _code_of(line: str) -> str:
+    """A source line without indentation or a trailing comment."""
+    return line.split("#")[0].strip()
 
 
 def test_grading_cell_names_every_public_object_of_the_skeleton():
