@@ -14,8 +14,9 @@ A notebook is, in order:
                               source as a plain code cell, and the grading cell
                               ``result = check("NN_name", <the skeleton's public names>)``;
        ``# kata: quiz``     -> the questions of graders/quiz.py and the ``answers`` cell.
-The output is deterministic (cell ids are the kata's name and the cell's index) and carries
-no outputs or execution counts.
+The skeleton is read from its pristine copy in graders/skeletons/, so a learner's edits to
+katas/NN_name/<file> never change a build. The output is deterministic (cell ids are the
+kata's name and the cell's index) and carries no outputs or execution counts.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def public_names(skeleton_source: str) -> list[str]:
 
 
 def grading_source(kata: Kata) -> str:
-    names = ", ".join(public_names(kata.skeleton_path.read_text()))
+    names = ", ".join(public_names(kata.pristine_skeleton_path.read_text()))
     return f'result = check("{kata.name}", {names})'
 
 
@@ -144,7 +145,7 @@ def build(kata: Kata) -> nbformat.NotebookNode:
              new_code_cell(SETUP_SOURCE)]
     for cell_type, source in _lesson_cells(kata):
         if cell_type == "code" and source == EXERCISE_MARKER:
-            skeleton = kata.skeleton_path.read_text().rstrip("\n")
+            skeleton = kata.pristine_skeleton_path.read_text().rstrip("\n")
             cells += [new_markdown_cell(exercise_markdown(kata)),
                       new_code_cell(skeleton, metadata={"tags": [SKELETON_TAG]}),
                       new_code_cell(grading_source(kata), metadata={"tags": [GRADING_TAG]})]

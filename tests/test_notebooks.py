@@ -72,7 +72,7 @@ def test_notebook_ships_clean_with_the_skeleton_and_no_solution(kata):
     for cell in notebook.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, "clear the outputs"
-    skeleton = kata.skeleton_path.read_text()
+    skeleton = kata.pristine_skeleton_path.read_text()
     assert tagged_cell(notebook, build.SKELETON_TAG).source == skeleton.rstrip("\n")
     # No statement of the reference that the skeleton lacks (long enough to be telling, not
     # an import, a comment or a docstring) may appear in any code cell.
@@ -89,7 +89,7 @@ def _code_of(line: str) -> str:
 
 
 def test_grading_cell_names_every_public_object_of_the_skeleton():
-    names = {kata.name: build.public_names(kata.skeleton_path.read_text()) for kata in KATAS}
+    names = {kata.name: build.public_names(kata.pristine_skeleton_path.read_text()) for kata in KATAS}
     assert names["01_attention"] == ["scaled_dot_product_attention", "SingleHeadAttention"]
     assert [len(names[k.name]) for k in KATAS] == [2, 4, 1, 3, 2, 2, 5]
     assert build.grading_source(KATAS[2]) == 'result = check("03_mha", MultiheadAttention)'
