@@ -381,6 +381,7 @@ def check_attention_from_heads(impl, layout: Layout, *, b=3, n=5, m=7, h=3, d=4,
                  attention_suspects(layout, twin, *base, mask, 1))
     if not check_grads:
         return
+    expect_tracks_grad({"the output": output}, f"{check}: backward", on)
     got = grads_of(weighted_sum([output], seed=seed + 5), {"query": q, "key": k, "value": v})
     expected = grads_of(weighted_sum([ref_out], seed=seed + 5),
                         {"query": rq, "key": rk, "value": rv})

@@ -41,7 +41,7 @@ from graders.inputs import (
     weighted_sum,
 )
 from graders.mistakes import Suspect, identify
-from graders.report import describe_inputs, describe_tensor, verdict
+from graders.report import describe_inputs, describe_tensor, describe_value, verdict
 
 __all__ = [
     "test_causal_mask",
@@ -366,7 +366,7 @@ def check_merge(impl: Implementation, key_padding_mask: Tensor | None, attn_mask
     if key_padding_mask is None and attn_mask is None:
         if merged is not None:
             raise verdict("merge_masks' result", on, [
-                f"expected None when both masks are None, got {merged!r}"[:200]])
+                f"expected None when both masks are None, got {describe_value(merged)}"])
         return
     full = (batch * heads, n, m)
     mask_device = (key_padding_mask if key_padding_mask is not None else attn_mask).device

@@ -27,6 +27,7 @@ from graders.compare import (
     expect_close,
     expect_grads_close,
     expect_tensor,
+    expect_tracks_grad,
     expect_tuple,
     tolerance,
 )
@@ -499,6 +500,8 @@ def check_mha(impl: Implementation, *, embed_dim: int, num_heads: int, b: int, n
 
     named = {"query": inputs[0], "key": inputs[1], "value": inputs[2],
              **dict(module.named_parameters())}
+    expect_tracks_grad({"attn_output": output, "attn_weights": weights},
+                       "backward through output and weights", on)
     got = grads_of(weighted_sum([output, weights], seed=seed + 7), named)
     ref_named = {"query": ref_inputs[0], "key": ref_inputs[1], "value": ref_inputs[2],
                  **dict(twin.named_parameters())}

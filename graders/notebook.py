@@ -12,7 +12,6 @@ then the first failure's verdict. The learner's file in ``katas/`` is never read
 
 from __future__ import annotations
 
-import inspect
 import sys
 
 from graders import session
@@ -37,7 +36,7 @@ def check(kata_key: str, *objects, **named) -> KataResult:
             raise TypeError(f"check() takes functions and classes, or name=object; got {obj!r}")
         implementation[name] = obj
     implementation.update(named)
-    result = session.grade(kata_key, objects=_lead_with_a_function(implementation))
+    result = session.grade(kata_key, objects=implementation)
     # Plain text on stdout (no Jupyter HTML, no colour codes): a stream output that reads
     # the same in Jupyter, in nbclient's captured outputs and in a terminal.
     console = Console(file=sys.stdout, force_jupyter=False, force_terminal=False,
@@ -47,19 +46,3 @@ def check(kata_key: str, *objects, **named) -> KataResult:
         print("\nall checks pass")
     return result
 
-
-def _lead_with_a_function(implementation: dict) -> dict:
-    """``implementation`` with a function defined in the notebook first, under a private name.
-
-    graders.session finds the cell that holds the learner's code (so that a traceback can
-    point into it) from the first object it can locate, and ``inspect`` cannot locate a
-    class defined in a notebook: it raises OSError, which session does not catch. A
-    function, such as the class's own ``forward``, knows its cell. (Workaround until
-    session._source_file catches OSError as well as TypeError.)
-    """
-    for obj in implementation.values():
-        candidates = vars(obj).values() if inspect.isclass(obj) else [obj]
-        for candidate in candidates:
-            if inspect.isfunction(candidate):
-                return {"_defined_in_cell": candidate, **implementation}
-    return implementation

@@ -66,15 +66,19 @@ def _is_numpy(value: Any) -> bool:
     return type(value).__module__ == "numpy" and hasattr(value, "shape")
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any, depth: int = 0) -> str:
     if isinstance(value, torch.Tensor):
         return describe_tensor(value)
     if isinstance(value, (tuple, list)):
-        inner = ", ".join(_describe(v) for v in value[:4])
-        more = ", ..." if len(value) > 4 else ""
+        if depth >= 2:  # nested lists (a .tolist() result): the outline says enough
+            return f"{type(value).__name__} of {len(value)}"
+        inner = ", ".join(_describe(v, depth + 1) for v in value[:3])
+        more = ", ..." if len(value) > 3 else ""
         return f"{type(value).__name__} of {len(value)} ({inner}{more})"
     if _is_numpy(value):
         return f"a numpy {type(value).__name__} {value.dtype} {tuple(value.shape)}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -46,10 +46,17 @@ def _namespace_implementation(kata: Kata, objects: dict[str, Any]):
 
 
 def _source_file(obj: Any) -> str | None:
-    try:
-        return inspect.getsourcefile(obj)
-    except TypeError:  # a class whose module is not importable, a builtin, not a function
-        return None
+    """The file a learner's function or class was written in (a notebook cell has one too).
+
+    Read from the functions' code objects: ``inspect`` cannot locate a class defined in a
+    notebook cell.
+    """
+    candidates = vars(obj).values() if inspect.isclass(obj) else [obj]
+    for candidate in candidates:
+        code = getattr(candidate, "__code__", None)
+        if code is not None:
+            return code.co_filename
+    return None
 
 
 def grade(kata_key: str, path: str | Path | None = None, *, solutions: bool = False,

@@ -1,7 +1,9 @@
-"""Learner code is untrusted input: every way it can misbehave ends in a clear verdict.
+"""Learner code is untrusted input: the finer points of its verdicts, on kata 01.
 
-Uses kata 01 as the example; the machinery (graders.guard, graders.loader, the plugin)
-is shared by every kata.
+tests/test_hostile.py runs every kind of hostile file through every kata and every way of
+grading; this file checks details of the wording (one paragraph for a syntax error, the
+learner's line for an exception, a forbidden call under another name), and the exit codes
+and file selection of real ``pytest`` processes.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import textwrap
 
 import pytest
 
-from graders import guard, registry
+from graders import registry
 from tests.grading_session import run_session
 
 KATA = registry.get("01_attention")
@@ -55,23 +57,6 @@ def test_missing_name_names_file_line_and_name(pytester, tmp_path):
     assert "see the first failure" in later[0]
 
 
-def test_missing_public_name(pytester, tmp_path):
-    path = write_impl(tmp_path, "import torch\n")
-    session = run_session(pytester, KATA, "--impl", str(path))
-    assert session.exit_code == 1
-    assert "does not define scaled_dot_product_attention" in session.output
-
-
-def test_wrong_return_type(pytester, tmp_path):
-    path = with_function(tmp_path, """
-        def scaled_dot_product_attention(query, key, value, attn_mask=None):
-            return [1, 2, 3]
-    """)
-    session = run_session(pytester, KATA, "--impl", str(path))
-    assert session.exit_code == 1
-    assert "expected a tuple (output, weights), got list of 3" in session.output
-
-
 def test_wrong_shape(pytester, tmp_path):
     path = with_function(tmp_path, """
         def scaled_dot_product_attention(query, key, value, attn_mask=None):
@@ -79,17 +64,6 @@ def test_wrong_shape(pytester, tmp_path):
     """)
     session = run_session(pytester, KATA, "--impl", str(path))
     assert "expected shape (2, 5, 6), got shape (2, 5, 8)" in session.output
-
-
-def test_nan_output_is_reported(pytester, tmp_path):
-    path = with_function(tmp_path, """
-        def scaled_dot_product_attention(query, key, value, attn_mask=None):
-            import torch
-            weights = torch.full(query.shape[:-1] + key.shape[-2:-1], float("nan"), dtype=query.dtype)
-            return weights @ value, weights
-    """)
-    session = run_session(pytester, KATA, "--impl", str(path))
-    assert "got NaN in" in session.output
 
 
 def test_exception_names_learner_line(pytester, tmp_path):
@@ -101,40 +75,6 @@ def test_exception_names_learner_line(pytester, tmp_path):
     assert "your code raised RuntimeError" in session.output
     assert "at my_attention.py:" in session.output and "return query @ value" in session.output
     assert "Traceback" not in session.output
-
-
-def test_in_place_edit_of_an_input(pytester, tmp_path):
-    path = with_function(tmp_path, """
-        def scaled_dot_product_attention(query, key, value, attn_mask=None):
-            import math, torch
-            query.div_(math.sqrt(query.size(-1)))
-            weights = torch.softmax(query @ key.transpose(-2, -1), dim=-1)
-            return weights @ value, weights
-    """)
-    session = run_session(pytester, KATA, "--impl", str(path))
-    assert "modified an input tensor" in session.output
-
-
-def test_sys_exit_is_a_verdict_not_an_exit(pytester, tmp_path):
-    path = with_function(tmp_path, """
-        def scaled_dot_product_attention(query, key, value, attn_mask=None):
-            raise SystemExit(3)
-    """)
-    session = run_session(pytester, KATA, "--impl", str(path), "-k", "without_mask")
-    assert session.exit_code == 1
-    assert "your code called sys.exit(3)" in session.output
-
-
-def test_endless_loop_is_stopped(pytester, tmp_path, monkeypatch):
-    monkeypatch.setattr(guard, "CALL_TIME_LIMIT_S", 0.5)
-    path = with_function(tmp_path, """
-        def scaled_dot_product_attention(query, key, value, attn_mask=None):
-            while True:
-                pass
-    """)
-    session = run_session(pytester, KATA, "--impl", str(path), "-k", "without_mask")
-    assert session.exit_code == 1
-    assert "did not return within" in session.output
 
 
 def test_forbidden_call_imported_under_another_name(pytester, tmp_path):
@@ -155,15 +95,6 @@ def test_forbidden_name_in_text_is_fine(pytester, tmp_path):
     path = write_impl(tmp_path, docstring + REFERENCE[REFERENCE.index("\n"):])
     session = run_session(pytester, KATA, "--impl", str(path))
     assert session.exit_code == 0, session.output
-
-
-def test_grading_leaves_the_learner_folder_untouched(pytester, tmp_path):
-    path = write_impl(tmp_path, REFERENCE)
-    before = sorted(p.name for p in tmp_path.iterdir())
-    session = run_session(pytester, KATA, "--impl", str(path))
-    assert session.exit_code == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no __pycache__ either
-    assert path.read_text() == REFERENCE
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

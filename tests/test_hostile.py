@@ -1,0 +1,286 @@
+"""Hostile learner code, for every kata, through every way of grading it.
+
+Each case is the kata's reference solution with one piece of sabotage: its main callable
+raises, loops, returns the wrong kind of thing, edits its inputs, prints megabytes, calls
+sys.exit or a forbidden built-in; or the file sleeps at import, has a syntax error,
+misnames its public name or imports a module that does not exist. Every case must end in
+a failing check whose first report says what went wrong in the learner's terms, within a
+bounded time, with the learner's file left exactly as it was. The same cases go through
+``pytest katas/NN --impl FILE``, ``kata check NN --impl FILE`` and the notebooks' grading
+cell (``graders.notebook.check`` on the file's objects; cases that break a file at import
+cannot reach that cell: Jupyter itself reports them when the cell runs).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+import time
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from graders import cli, guard, notebook, registry
+from graders.registry import Kata
+from tests.grading_session import run_session
+
+TIME_LIMIT_S = 1.0  # the guard's per-call limit during these tests (10 s for learners)
+SESSION_BOUND_S = 20.0  # a whole grading run of one hostile file must end within this
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the sabotage replaces in a kata's reference solution."""
+
+    owner: str | None  # the class whose method is replaced, or None for a function
+    name: str  # the function, or the method
+    returns_int: bool = False  # kata 07: plain ints, not tensors
+
+
+TARGETS = {
+    "01_attention": Target(None, "scaled_dot_product_attention"),
+    "02_heads": Target(None, "split_heads"),
+    "03_mha": Target("MultiheadAttention", "forward"),
+    "04_masks": Target(None, "merge_masks"),
+    "05_positional_encoding": Target("PositionalEncoding", "forward"),
+    "06_encoder_layer": Target("TransformerEncoderLayer", "forward"),
+    "07_flops": Target(None, "mha_flops", returns_int=True),
+}
+
+# Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
+# fn)`` applies fn to every floating tensor in a result; ``_first_tensor(args)`` is the
+# first tensor argument.
+TENSOR_BODIES = {
+    "raises": "raise RuntimeError('boom from the learner')",
+    "loops-forever": "while True:\n    pass",
+    "returns-none": "_original(*args, **kwargs)\nreturn None",
+    "returns-list": "return _each(_original(*args, **kwargs), lambda t: t.tolist())",
+    "returns-numpy": "return _each(_original(*args, **kwargs), lambda t: t.detach().numpy())",
+    "wrong-length-tuple": "out = _original(*args, **kwargs)\n"
+                          "return (out[0],) if isinstance(out, tuple) else (out, out)",
+    "wrong-dtype": "return _each(_original(*args, **kwargs), lambda t: t.to(torch.float64 "
+                   "if t.dtype != torch.float64 else torch.float32))",
+    "wrong-device": "return _each(_original(*args, **kwargs), lambda t: t.to('meta'))",
+    "returns-nan": "return _each(_original(*args, **kwargs), lambda t: t * float('nan'))",
+    "returns-inf": "return _each(_original(*args, **kwargs), lambda t: t + float('inf'))",
+    "modifies-input": "with torch.no_grad():\n    _scramble_(_first_tensor(args))\n"
+                      "return _original(*args, **kwargs)",
+    "detaches-output": "return _each(_original(*args, **kwargs), lambda t: t.detach())",
+    "prints-megabytes": "print('x' * 3_000_000)\nreturn _original(*args, **kwargs)",
+    "calls-sys-exit": "import sys\nsys.exit(3)",
+    "forbidden-builtin": "{forbidden}(4, 1)\nreturn _original(*args, **kwargs)",
+}
+# Kata 07 returns ints: the same mistakes in int form.
+INT_BODIES = {
+    **TENSOR_BODIES,
+    "returns-list": "return [_original(*args, **kwargs)]",
+    "returns-numpy": "import numpy\nreturn numpy.array(_original(*args, **kwargs))",
+    "wrong-length-tuple": "return (_original(*args, **kwargs),) * 2",
+    "wrong-dtype": "return float(_original(*args, **kwargs))",
+    "wrong-device": "return torch.tensor(_original(*args, **kwargs))",
+    "returns-nan": "return float('nan')",
+    "returns-inf": "return float('inf')",
+}
+# Whole-file sabotage: {source} is the reference solution, {name} its main public name.
+FILE_TEMPLATES = {
+    "sleeps-at-import": "{source}\nimport time\ntime.sleep(600)\n",
+    "syntax-error": "{source}\ndef broken(:\n    pass\n",
+    "misnames-public-name": "{source}\n{name}_v2 = {name}\ndel {name}\n",
+    "imports-missing-module": "{source}\nimport attention_helpers_that_do_not_exist\n",
+}
+# What the first failure must say, in the learner's terms.
+EXPECTED = {
+    "raises": "your code raised RuntimeError: boom from the learner",
+    "loops-forever": "did not finish within",
+    "returns-none": "did you forget `return`?",
+    "returns-list": "list",
+    "returns-numpy": "numpy",
+    "wrong-length-tuple": "tuple of",
+    "wrong-dtype": "dtype",
+    "wrong-device": "device",
+    "returns-nan": "NaN",
+    "returns-inf": "inf",
+    "modifies-input": "in place",
+    "detaches-output": "detached",
+    "prints-megabytes": "printed 3.0 million characters",
+    "calls-sys-exit": "sys.exit(3)",
+    "forbidden-builtin": "[forbidden-builtin]",
+    "sleeps-at-import": "did not finish within",
+    "syntax-error": "syntax error on line",
+    "misnames-public-name": "does not define",
+    "imports-missing-module": "No module named 'attention_helpers_that_do_not_exist'",
+}
+EXPECTED_INT = {
+    **EXPECTED,
+    "returns-none": "did you forget `return`?",
+    "wrong-dtype": "return a plain int",
+    "wrong-device": "not a tensor",
+}
+# Where a kata's first failing check sees the sabotage differently.
+EXPECTED_BY_KATA = {
+    # An all-inf mask turns every attention weight into NaN: the first check compares those.
+    ("04_masks", "returns-inf"): "NaN",
+    ("04_masks", "wrong-length-tuple"): "tuple of 2",
+}
+# Cases that cannot apply, and why (the suite checks every other pair).
+NOT_APPLICABLE = {
+    ("07_flops", "modifies-input"): "its inputs are ints",
+    ("07_flops", "detaches-output"): "it returns ints",
+    ("04_masks", "detaches-output"): "a mask is not differentiated",
+    ("05_positional_encoding", "forbidden-builtin"): "the kata forbids nothing",
+    ("07_flops", "forbidden-builtin"): "the kata forbids nothing",
+}
+
+HELPERS = '''
+import torch
+
+
+def _each(value, fn):
+    if isinstance(value, torch.Tensor):
+        return fn(value) if value.is_floating_point() else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_each(v, fn) for v in value)
+    return value
+
+
+def _first_tensor(args):
+    return next((a for a in args if isinstance(a, torch.Tensor)), None)
+
+
+def _scramble_(t):
+    if t is None:
+        return
+    if t.dtype == torch.bool:
+        t.logical_not_()
+    else:
+        t.add_(1.0)
+'''
+
+ALL_CASES = list(TENSOR_BODIES) + list(FILE_TEMPLATES)
+IMPORT_TIME = set(FILE_TEMPLATES)
+
+
+def applicable(kata: Kata, case: str) -> bool:
+    return (kata.name, case) not in NOT_APPLICABLE
+
+
+def main_public_name(kata: Kata) -> str:
+    """The first function or class the skeleton defines (what a learner would misname)."""
+    tree = ast.parse(kata.skeleton_path.read_text())
+    return next(node.name for node in tree.body
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"))
+
+
+def public_names(kata: Kata) -> list[str]:
+    tree = ast.parse(kata.skeleton_path.read_text())
+    return [node.name for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")]
+
+
+def hostile_source(kata: Kata, case: str) -> str:
+    source = kata.solution_path.read_text()
+    if case in FILE_TEMPLATES:
+        return FILE_TEMPLATES[case].format(source=source, name=main_public_name(kata))
+    target = TARGETS[kata.name]
+    bodies = INT_BODIES if target.returns_int else TENSOR_BODIES
+    forbidden = next((f for f in kata.forbidden if not f.startswith("torch.nn.functional")), "")
+    body = bodies[case].format(forbidden=forbidden)
+    original = f"{target.owner}.{target.name}" if target.owner else target.name
+    wrapper = (f"\n\n_original = {original}\n\n\ndef _sabotaged(*args, **kwargs):\n"
+               + textwrap.indent(body, "    ") + "\n\n\n"
+               + f"{original} = _sabotaged\n")
+    return source + HELPERS + wrapper
+
+
+@pytest.fixture(autouse=True)
+def short_time_limit(monkeypatch):
+    monkeypatch.setattr(guard, "CALL_TIME_LIMIT_S", TIME_LIMIT_S)
+
+
+def write_hostile(tmp_path: Path, kata: Kata, case: str) -> Path:
+    path = tmp_path / "learner" / f"my_{kata.file}"
+    path.parent.mkdir()
+    path.write_text(hostile_source(kata, case))
+    return path
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under the learner's folder, with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def expected_phrase(kata: Kata, case: str) -> str:
+    """Compared case-insensitively, whitespace normalised (rich wraps long lines)."""
+    if (kata.name, case) in EXPECTED_BY_KATA:
+        return EXPECTED_BY_KATA[kata.name, case].lower()
+    return (EXPECTED_INT if TARGETS[kata.name].returns_int else EXPECTED)[case].lower()
+
+
+def normalised(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+PAIRS = [pytest.param(k, c, id=f"{k.name}-{c}") for k in registry.KATAS for c in ALL_CASES
+         if applicable(k, c)]
+
+
+@pytest.mark.parametrize("kata, case", PAIRS)
+def test_hostile_file_through_pytest(pytester, tmp_path, kata, case):
+    path = write_hostile(tmp_path, kata, case)
+    before = snapshot(path.parent)
+    start = time.perf_counter()
+    session = run_session(pytester, kata, "--impl", str(path))
+    elapsed = time.perf_counter() - start
+
+    assert session.exit_code == 1, session.output[-3000:]
+    first = "\n".join(session.failure_reports()[0])
+    assert expected_phrase(kata, case) in normalised(first), first
+    assert "Traceback" not in session.output
+    assert len(session.output) < 20_000  # a report, not a flood
+    assert elapsed < SESSION_BOUND_S
+    assert snapshot(path.parent) == before
+
+
+@pytest.mark.parametrize("kata, case", PAIRS)
+def test_hostile_file_through_kata_check(tmp_path, capsys, kata, case):
+    path = write_hostile(tmp_path, kata, case)
+    before = snapshot(path.parent)
+    start = time.perf_counter()
+    status = cli.main(["check", kata.id, "--impl", str(path)])
+    elapsed = time.perf_counter() - start
+    output = capsys.readouterr().out
+
+    assert status == 1, output
+    assert expected_phrase(kata, case) in normalised(output), output
+    assert elapsed < SESSION_BOUND_S
+    assert snapshot(path.parent) == before
+
+
+NOTEBOOK_PAIRS = [p for p in PAIRS if p.values[1] not in IMPORT_TIME]
+
+
+@pytest.mark.parametrize("kata, case", NOTEBOOK_PAIRS)
+def test_hostile_objects_through_notebook_check(capsys, kata, case):
+    """The notebook's grading cell on objects defined by the hostile code (as a cell would)."""
+    module = types.ModuleType(f"hostile_cell_{kata.id}")
+    exec(compile(hostile_source(kata, case), "<notebook cell>", "exec"), module.__dict__)
+    objects = {name: getattr(module, name) for name in public_names(kata)}
+    start = time.perf_counter()
+    result = notebook.check(kata.name, **objects)
+    elapsed = time.perf_counter() - start
+    output = capsys.readouterr().out
+
+    assert not result.passed
+    assert expected_phrase(kata, case) in normalised(output), output
+    assert elapsed < SESSION_BOUND_S
+
+
+def test_every_case_is_covered_for_every_kata():
+    """Only the documented not-applicable pairs are left out."""
+    covered = {(p.values[0].name, p.values[1]) for p in PAIRS}
+    for kata in registry.KATAS:
+        for case in ALL_CASES:
+            assert (kata.name, case) in covered or (kata.name, case) in NOT_APPLICABLE
