@@ -24,6 +24,7 @@ from torch import nn
 import torch.utils.flop_counter
 from torch.utils.flop_counter import FlopCounterMode
 
+from graders import torch_shortcuts
 from graders.implementation import Implementation
 from graders.inputs import drawn_cases, randn
 from graders.mistakes import Suspect, identify
@@ -383,26 +384,12 @@ def test_flops_random_sizes(impl):
 # --------------------------------------------------------------------------- follow-ups
 
 
-def _skip_dynamo_import() -> None:
-    """Spare the grader a one-second ``import torch._dynamo``.
-
-    Every TorchDispatchMode's ``__torch_dispatch__`` is wrapped so that TorchDynamo will not
-    trace into it, and the wrapper imports torch._dynamo on its first call to build that
-    guard. Nothing here is ever compiled, so the guard is the plain function: we hand it
-    over in advance, on the attribute the wrapper caches it in. Where torch is built
-    differently the attributes are missing and we simply pay for the import.
-    """
-    mode = getattr(torch.utils.flop_counter, "_FlopCounterMode", None)
-    wrapper = getattr(mode, "__dict__", {}).get("__torch_dispatch__")
-    raw = getattr(wrapper, "__wrapped__", None)
-    if raw is not None and not hasattr(raw, "__dynamo_disable"):
-        raw.__dynamo_disable = raw
-
-
 def counted_flops(run: Callable[[], Any]) -> int:
     """What FlopCounterMode counts while ``run()`` runs, with grad mode on: PyTorch's
     fused inference kernel (taken under no_grad) is invisible to the counter."""
-    _skip_dynamo_import()
+    mode = getattr(torch.utils.flop_counter, "_FlopCounterMode", None)
+    if mode is not None:
+        torch_shortcuts.skip_dynamo_import(mode)
     counter = FlopCounterMode(display=False)
     with torch.enable_grad(), counter:
         run()

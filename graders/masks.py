@@ -331,16 +331,20 @@ def merge_description(key_padding_mask, attn_mask, num_heads, dtype) -> str:
     return on or "key_padding_mask=None, attn_mask=None"
 
 
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to exactly ``target``. (torch.broadcast_shapes would do,
+    but it imports sympy on first use: a third of a grading run.)"""
+    if len(shape) > len(target):
+        return False
+    return all(size in (1, want) for size, want in zip(reversed(shape), reversed(target)))
+
+
 def expect_merged_layout(merged, full: tuple[int, int, int], dtype: torch.dtype,
                          device: torch.device, on: str) -> Tensor:
     """A tensor of ``dtype`` on ``device``, broadcastable to (b*h, n, m); returned expanded."""
     check = "merge_masks' result"
     merged = expect_tensor(merged, check, on)
-    try:
-        broadcast = torch.broadcast_shapes(tuple(merged.shape), full)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != full:
+    if not broadcasts_to(tuple(merged.shape), full):
         raise verdict(check, on, [
             f"got shape {tuple(merged.shape)}, which does not broadcast to "
             f"(batch*heads, n, m) = {full}",

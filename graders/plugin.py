@@ -11,7 +11,7 @@ import importlib
 import pytest
 import torch
 
-from graders import loader, registry
+from graders import loader, registry, torch_shortcuts
 from graders.implementation import Implementation
 from graders.loader import ImplementationLoadError
 from graders.report import GradingFailure, NotImplementedYet
@@ -112,6 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Graded tensors are tiny: extra threads only contend (a kata ran 5x slower on a busy
     # two-core machine with torch's default thread count).
     torch.set_num_threads(1)
+    torch_shortcuts.skip_symbolic_shapes_import()
     _skip_final_gc(config)
 
 
