@@ -87,6 +87,8 @@ def grade(kata_key: str, path: str | Path | None = None, *, solutions: bool = Fa
     pytest_output = io.StringIO()  # the report is ours to render; keep pytest's for errors
     with contextlib.redirect_stdout(pytest_output), contextlib.redirect_stderr(pytest_output):
         exit_code = pytest.main(args, plugins=[Collect, *plugins])
+    if exit_code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt  # pytest caught the learner's Ctrl-C: pass it on (kata watch)
     result = found.get(kata.name) or KataResult(kata.name)
     if not result.checks:
         tail = "\n".join(pytest_output.getvalue().strip().splitlines()[-15:])
