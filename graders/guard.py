@@ -239,13 +239,12 @@ def call(
             f"checked {what} on {on}\n  it printed {printed.chars / 1e6:.1f} million characters; "
             "remove the debug prints (print shapes, not tensors, and only while debugging)"
         )
-    names = _input_names(fn, args, kwargs)
     for tensor, version, copy in before:
         changed = tensor._version != version or not torch.equal(
             torch.nan_to_num(tensor.detach()), torch.nan_to_num(copy)
         )
         if changed:
-            name = names.get(id(tensor))
+            name = _input_names(fn, args, kwargs).get(id(tensor))
             which = f"`{name}`" if name else f"an input tensor {tuple(tensor.shape)}"
             raise GradingFailure(
                 f"checked {what} on {on}\n  it modified {which} in place; leave inputs "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,15 @@ class Implementation:
 
     def __post_init__(self) -> None:
         self.label = self.label or self.path.name
+
+    @classmethod
+    def of(cls, kata: Kata, path: Path, module: types.ModuleType | None,
+           load_error: GradingFailure | None = None, label: str = "") -> "Implementation":
+        """The implementation graded as ``kata``, with its grader's map from characteristic
+        exceptions to slugs (``slug_for_exception``, where the grader has one)."""
+        grader = importlib.import_module(kata.grader_module)
+        return cls(kata=kata, path=path, module=module, load_error=load_error, label=label,
+                   exception_slugs=getattr(grader, "slug_for_exception", None))
 
     def __repr__(self) -> str:
         return f"Implementation({self.label})"

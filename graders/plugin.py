@@ -7,7 +7,6 @@ its grader's tests; the ``impl`` fixture loads the file chosen by ``--impl PATH`
 
 from __future__ import annotations
 
-import importlib
 import pytest
 import torch
 
@@ -53,15 +52,11 @@ def impl(request: pytest.FixtureRequest) -> Implementation:
     )
     loaded = request.config.stash.setdefault(_LOADED_KEY, {})
     if (kata.name, path) not in loaded:
-        grader = importlib.import_module(kata.grader_module)
         try:
             module, error = loader.load(path, kata), None
         except ImplementationLoadError as exc:
             module, error = None, exc
-        loaded[kata.name, path] = Implementation(
-            kata=kata, path=path, module=module, load_error=error,
-            exception_slugs=getattr(grader, "slug_for_exception", None),
-        )
+        loaded[kata.name, path] = Implementation.of(kata, path, module, load_error=error)
     return loaded[kata.name, path]
 
 
@@ -132,14 +127,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     terminalreporter.section("kata scoreboard")
     for name, result in sorted(graded.items()):
-        parts = []
-        for label, checks in (("core", result.core), ("follow-ups", result.follow_ups)):
-            if checks:
-                passed = sum(c.outcome == PASSED for c in checks)
-                parts.append(f"{label}: {passed}/{len(checks)} passed")
+        parts = [f"{label}: {passed}/{total} passed" for label, passed, total in result.tally if total]
         terminalreporter.write_line(f"{name}  " + ", ".join(parts))
         if result.failures:
             terminalreporter.write_line("    failing: " + ", ".join(c.name for c in result.failures))
-        if result.not_implemented or any(c.outcome == NOT_IMPLEMENTED for c in result.checks):
+        if any(c.outcome == NOT_IMPLEMENTED for c in result.checks):
             readme = registry.get(name).readme_path.relative_to(registry.REPO_ROOT)
             terminalreporter.write_line(f"    not implemented yet: start with {readme}")

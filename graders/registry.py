@@ -6,6 +6,7 @@ hard-codes a kata's folder, file or mistakes.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,15 @@ class Kata:
     def pristine_skeleton_path(self) -> Path:
         """The skeleton as shipped (katas/NN_name/<file> before the learner edits it)."""
         return SKELETONS_DIR / self.name / self.file
+
+    @property
+    def public_names(self) -> tuple[str, ...]:
+        """The functions and classes the skeleton defines at top level, in order: what the
+        learner writes and the grader looks up."""
+        tree = ast.parse(self.pristine_skeleton_path.read_text())
+        return tuple(node.name for node in tree.body
+                     if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                     and not node.name.startswith("_"))
 
     @property
     def solution_path(self) -> Path:

@@ -46,6 +46,12 @@ class KataResult:
         return [c for c in self.checks if c.tier == FOLLOW_UP]
 
     @property
+    def tally(self) -> list[tuple[str, int, int]]:
+        """(label, checks passed, checks) for the core checks and for the follow-ups."""
+        return [(label, sum(c.outcome == PASSED for c in checks), len(checks))
+                for label, checks in (("core", self.core), ("follow-ups", self.follow_ups))]
+
+    @property
     def core_passed(self) -> bool:
         return self.error is None and bool(self.core) and all(c.outcome == PASSED for c in self.core)
 

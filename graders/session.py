@@ -18,7 +18,8 @@ from typing import Any
 from graders import registry
 from graders.catalogue import MISTAKES
 from graders.registry import REPO_ROOT, Kata
-from graders.results import ALL_PASSED, CORE_PASSED, NOT_STARTED, PASSED, KataResult
+from graders.results import (ALL_PASSED, CORE_PASSED, FAILED, NOT_IMPLEMENTED, NOT_STARTED,
+                             PASSED, KataResult)
 
 
 class _Inject:
@@ -40,9 +41,7 @@ def _namespace_implementation(kata: Kata, objects: dict[str, Any]):
     module.__dict__.update(objects)
     # Where the learner's code lives (a notebook cell's file), so errors point into it.
     source = next(filter(None, map(_source_file, objects.values())), "notebook")
-    grader = __import__(kata.grader_module, fromlist=["_"])
-    return Implementation(kata=kata, path=Path(source), module=module, label="your notebook",
-                          exception_slugs=getattr(grader, "slug_for_exception", None))
+    return Implementation.of(kata, Path(source), module, label="your notebook")
 
 
 def _source_file(obj: Any) -> str | None:
@@ -110,7 +109,7 @@ def render(result: KataResult, console=None) -> None:
     table = Table(title=f"{kata.name} — {kata.title}", title_justify="left")
     for column in ("check", "tier", "result", "mistake", "hint"):
         table.add_column(column, overflow="fold")
-    styles = {PASSED: "green", "failed": "red", "not implemented": "yellow"}
+    styles = {PASSED: "green", FAILED: "red", NOT_IMPLEMENTED: "yellow"}
     hinted = set()
     for check in result.core + result.follow_ups:
         hint = ""
@@ -121,14 +120,12 @@ def render(result: KataResult, console=None) -> None:
                       f"[{styles[check.outcome]}]{check.outcome}[/]",
                       escape(f"[{check.slug}]") if check.slug else "", escape(hint))
     console.print(table, markup=True)
-    core = sum(c.outcome == PASSED for c in result.core)
-    follow = sum(c.outcome == PASSED for c in result.follow_ups)
-    console.print(f"core {core}/{len(result.core)}, follow-ups {follow}/{len(result.follow_ups)}: "
-                  f"[bold]{result.status}[/]", markup=True, highlight=False)
+    counts = ", ".join(f"{label} {passed}/{total}" for label, passed, total in result.tally)
+    console.print(f"{counts}: [bold]{result.status}[/]", markup=True, highlight=False)
     if result.status == NOT_STARTED:
         readme = kata.readme_path.relative_to(REPO_ROOT)
         console.print(f"not implemented yet: start with {readme}", highlight=False)
-    elif result.status not in (ALL_PASSED,):
+    elif result.status != ALL_PASSED:
         first = result.failures[0]
         label = "first failure" if result.status != CORE_PASSED else "first follow-up to fix"
         console.print(f"\n{label} ({first.name}):", style="bold", highlight=False)

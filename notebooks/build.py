@@ -22,7 +22,6 @@ kata's name and the cell's index) and carries no outputs or execution counts.
 from __future__ import annotations
 
 import argparse
-import ast
 import sys
 from pathlib import Path
 
@@ -58,15 +57,8 @@ def lesson_path(kata: Kata) -> Path:
     return LESSONS_DIR / f"{kata.name}.py"
 
 
-def public_names(skeleton_source: str) -> list[str]:
-    """The functions and classes the skeleton defines at top level, in order: what the
-    learner writes and the grader looks up."""
-    return [node.name for node in ast.parse(skeleton_source).body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")]
-
-
 def grading_source(kata: Kata) -> str:
-    names = ", ".join(public_names(kata.pristine_skeleton_path.read_text()))
+    names = ", ".join(kata.public_names)
     return f'result = check("{kata.name}", {names})'
 
 

@@ -13,7 +13,6 @@ cannot reach that cell: Jupyter itself reports them when the cell runs).
 
 from __future__ import annotations
 
-import ast
 import textwrap
 import time
 import types
@@ -166,23 +165,10 @@ def applicable(kata: Kata, case: str) -> bool:
     return (kata.name, case) not in NOT_APPLICABLE
 
 
-def main_public_name(kata: Kata) -> str:
-    """The first function or class the skeleton defines (what a learner would misname)."""
-    tree = ast.parse(kata.skeleton_path.read_text())
-    return next(node.name for node in tree.body
-                if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"))
-
-
-def public_names(kata: Kata) -> list[str]:
-    tree = ast.parse(kata.skeleton_path.read_text())
-    return [node.name for node in tree.body
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")]
-
-
 def hostile_source(kata: Kata, case: str) -> str:
     source = kata.solution_path.read_text()
     if case in FILE_TEMPLATES:
-        return FILE_TEMPLATES[case].format(source=source, name=main_public_name(kata))
+        return FILE_TEMPLATES[case].format(source=source, name=kata.public_names[0])
     target = TARGETS[kata.name]
     bodies = INT_BODIES if target.returns_int else TENSOR_BODIES
     forbidden = next((f for f in kata.forbidden if not f.startswith("torch.nn.functional")), "")
@@ -267,7 +253,7 @@ def test_hostile_objects_through_notebook_check(capsys, kata, case):
     """The notebook's grading cell on objects defined by the hostile code (as a cell would)."""
     module = types.ModuleType(f"hostile_cell_{kata.id}")
     exec(compile(hostile_source(kata, case), "<notebook cell>", "exec"), module.__dict__)
-    objects = {name: getattr(module, name) for name in public_names(kata)}
+    objects = {name: getattr(module, name) for name in kata.public_names}
     start = time.perf_counter()
     result = notebook.check(kata.name, **objects)
     elapsed = time.perf_counter() - start
