@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from graders import registry
+from graders.core import registry
 
 GOAL = 1.5
 IMPORT_TORCH = [sys.executable, "-c", "import torch"]

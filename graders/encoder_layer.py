@@ -21,10 +21,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graders.attention import additive_mask, attend
-from graders.compare import expect_close, expect_grads_close, expect_tensor, tolerance
-from graders.implementation import Implementation
-from graders.inputs import (
+from graders.core.reference import additive_mask, attend
+from graders.core.compare import expect_close, expect_grads_close, expect_tensor, tolerance
+from graders.core.implementation import Implementation
+from graders.core.inputs import (
     drawn_cases,
     bool_mask,
     float_mask,
@@ -35,8 +35,8 @@ from graders.inputs import (
     randomize_,
     weighted_sum,
 )
-from graders.mistakes import Suspect
-from graders.report import describe_inputs, describe_value, verdict
+from graders.core.mistakes import Suspect
+from graders.core.report import describe_inputs, describe_value, verdict
 
 __all__ = [
     "test_layer_post_ln_matches_pytorch",

@@ -24,11 +24,11 @@ from torch import nn
 import torch.utils.flop_counter
 from torch.utils.flop_counter import FlopCounterMode
 
-from graders import torch_shortcuts
-from graders.implementation import Implementation
-from graders.inputs import drawn_cases, randn
-from graders.mistakes import Suspect, identify
-from graders.report import describe_inputs, describe_value, verdict
+from graders.core import torch_shortcuts
+from graders.core.implementation import Implementation
+from graders.core.inputs import drawn_cases, randn
+from graders.core.mistakes import Suspect, identify
+from graders.core.report import describe_inputs, describe_value, verdict
 
 __all__ = [
     "test_param_count",
@@ -176,7 +176,7 @@ def bytes_variants(l: int, b: int, h: int, itemsize: int) -> list[Variant]:
 
 def int_suspects(variants: Iterable[Variant]) -> list[Suspect]:
     """One Suspect per value a slip would give on this input. A fractional value (the slip
-    is not defined for this input) never equals an int; graders.mistakes.identify drops
+    is not defined for this input) never equals an int; graders.core.mistakes.identify drops
     values equal to the answer and values that two different slips give alike."""
     return [Suspect(slug, predict=lambda v=value: Fraction(v)) for slug, value in variants]
 

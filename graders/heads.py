@@ -20,10 +20,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graders.attention import attend
-from graders.compare import expect_close, expect_grads_close, expect_tracks_grad
-from graders.implementation import Implementation
-from graders.inputs import (
+from graders.core.reference import attend
+from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad
+from graders.core.implementation import Implementation
+from graders.core.inputs import (
     drawn_cases,
     bool_mask,
     grads_of,
@@ -32,8 +32,8 @@ from graders.inputs import (
     randomize_,
     weighted_sum,
 )
-from graders.mistakes import Suspect
-from graders.report import describe_inputs
+from graders.core.mistakes import Suspect
+from graders.core.report import describe_inputs
 
 __all__ = [
     "test_split_heads",

@@ -22,16 +22,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graders.attention import additive_mask, attend
-from graders.compare import (
+from graders.core.reference import additive_mask, attend
+from graders.core.compare import (
     MISTAKE_SLACK,
     expect_close,
     expect_grads_close,
     expect_tensor,
     tolerance,
 )
-from graders.implementation import Implementation
-from graders.inputs import (
+from graders.core.implementation import Implementation
+from graders.core.inputs import (
     drawn_cases,
     bool_mask,
     grads_of,
@@ -40,8 +40,8 @@ from graders.inputs import (
     randomize_,
     weighted_sum,
 )
-from graders.mistakes import Suspect, identify
-from graders.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.mistakes import Suspect, identify
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
 
 __all__ = [
     "test_causal_mask",
@@ -167,7 +167,7 @@ def merge_suspects_switches(key_padding_mask, attn_mask) -> list[tuple[str, dict
 
 
 def suspects_from(candidates: list[tuple[str, Callable[[], Tensor]]]) -> list[Suspect]:
-    """Suspects from (slug, predict) pairs; graders.mistakes.identify names one only when no
+    """Suspects from (slug, predict) pairs; graders.core.mistakes.identify names one only when no
     other slug's mistake gives the same result on this input."""
     return [Suspect(slug, predict=predict) for slug, predict in candidates]
 

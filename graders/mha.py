@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graders.attention import attend
-from graders.compare import (
+from graders.core.reference import attend
+from graders.core.compare import (
     MISTAKE_SLACK,
     expect_close,
     expect_grads_close,
@@ -31,10 +31,10 @@ from graders.compare import (
     expect_tuple,
     tolerance,
 )
-from graders.implementation import Implementation
-from graders.inputs import drawn_cases, grads_of, leaf_copies, randn, randomize_, weighted_sum
-from graders.mistakes import Suspect
-from graders.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.implementation import Implementation
+from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, randomize_, weighted_sum
+from graders.core.mistakes import Suspect
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
 
 __all__ = [
     "test_mha_matches_pytorch",
@@ -480,7 +480,7 @@ def check_mha(impl: Implementation, *, embed_dim: int, num_heads: int, b: int, n
     ref_out, ref_w = twin_forward(twin, ref_inputs)
     state = twin.state_dict()
     out_candidates, w_candidates = mha_candidates(state, *base, num_heads, batch_first)
-    # graders.mistakes.identify names a slug only when no other slug's mistake matches too.
+    # graders.core.mistakes.identify names a slug only when no other slug's mistake matches too.
     out_suspects = [Suspect(slug, predict=predict) for slug, predict in out_candidates]
     w_suspects = [Suspect(slug, predict=predict) for slug, predict in w_candidates]
     if dropout and not training:

@@ -23,17 +23,17 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from graders.compare import (
+from graders.core.compare import (
     MISTAKE_SLACK,
     expect_close,
     expect_grads_close,
     expect_tracks_grad,
     tolerance,
 )
-from graders.implementation import Implementation
-from graders.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
-from graders.mistakes import Suspect, identify
-from graders.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.implementation import Implementation
+from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
+from graders.core.mistakes import Suspect, identify
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
 
 __all__ = [
     "test_table_matches_formula",

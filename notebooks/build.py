@@ -7,13 +7,13 @@
 A notebook is, in order:
   1. a title cell from the registry (title, difficulty, prerequisites);
   2. the kata's README.md, the problem statement;
-  3. a setup cell (``from graders.notebook import check, quiz``, seeds);
+  3. a setup cell (``from graders.frontends.notebook import check, quiz``, seeds);
   4. the cells of ``notebooks/lessons/NN_name.py`` (jupytext "percent" format), in which
      two marker cells are replaced:
        ``# kata: exercise`` -> a markdown cell pointing to the problem, the skeleton file's
                               source as a plain code cell, and the grading cell
                               ``result = check("NN_name", <the skeleton's public names>)``;
-       ``# kata: quiz``     -> the questions of graders/quiz.py and the ``answers`` cell.
+       ``# kata: quiz``     -> the questions of graders/frontends/quiz.py and the ``answers`` cell.
 The skeleton is read from its pristine copy in graders/skeletons/, so a learner's edits to
 katas/NN_name/<file> never change a build. The output is deterministic (cell ids are the
 kata's name and the cell's index) and carries no outputs or execution counts.
@@ -29,8 +29,9 @@ import jupytext
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from graders import quiz, registry
-from graders.registry import KATAS, NOTEBOOKS_DIR, REPO_ROOT, Kata
+from graders.frontends import quiz
+from graders.core import registry
+from graders.core.registry import KATAS, NOTEBOOKS_DIR, REPO_ROOT, Kata
 
 LESSONS_DIR = NOTEBOOKS_DIR / "lessons"
 EXERCISE_MARKER = "# kata: exercise"
@@ -47,7 +48,7 @@ SETUP_SOURCE = """\
 # Setup: the grading helpers, and a fixed seed so the examples print the same numbers each run.
 import torch
 
-from graders.notebook import check, quiz
+from graders.frontends.notebook import check, quiz
 
 torch.manual_seed(0)
 torch.set_printoptions(precision=4, sci_mode=False)"""

@@ -17,11 +17,8 @@ import pytest
 # with "Only a single TORCH_LIBRARY can be used to register the namespace _inductor_test".
 import torch._dynamo  # noqa: F401
 
-from graders.registry import REPO_ROOT, Kata
+from graders.core.registry import REPO_ROOT, Kata
 
-TESTS_DIR = Path(__file__).resolve().parent
-MUTANTS_DIR = TESTS_DIR / "mutants"
-STYLES_DIR = TESTS_DIR / "styles"
 SLUG_RE = re.compile(r"\[([a-z0-9]+(?:-[a-z0-9]+)+)\]")
 
 
@@ -63,16 +60,3 @@ def run_session(pytester: pytest.Pytester, kata: Kata, *args: str) -> Session:
         passed=outcomes.get("passed", 0),
         failed=outcomes.get("failed", 0) + outcomes.get("errors", 0) + outcomes.get("error", 0),
     )
-
-
-def mutant_slug(path: Path) -> str:
-    """``mask_inverted__where.py`` -> ``mask-inverted``: the mistake a mutant file commits."""
-    return path.stem.split("__")[0].replace("_", "-")
-
-
-def mutants(kata: Kata) -> list[Path]:
-    return sorted((MUTANTS_DIR / kata.name).glob("*.py"))
-
-
-def styles(kata: Kata) -> list[Path]:
-    return sorted((STYLES_DIR / kata.name).glob("*.py"))

@@ -2,7 +2,7 @@
 clock, console and file watcher. The real katas/ files and the real .kata/ folder are
 checked to be untouched after every test.
 
-Grading is real (graders.session) but kept to kata 02, the fastest to grade.
+Grading is real (graders.core.session) but kept to kata 02, the fastest to grade.
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from graders import cli, registry
-from graders.catalogue import MISTAKES
-from graders.registry import REPO_ROOT
+from graders.frontends import cli
+from graders.core import registry
+from graders.core.catalogue import MISTAKES
+from graders.core.registry import REPO_ROOT
+from tests.mutation import mutants
 
 HEADS = registry.get("02")
 HEADS_SOLUTION = HEADS.solution_path.read_text()
-HEADS_INTERLEAVED = (REPO_ROOT / "tests/mutants/02_heads/heads_interleaved.py").read_text()
+HEADS_INTERLEAVED = next(m for m in mutants(HEADS) if m.id == "heads_interleaved").source(HEADS)
 START = 1_750_000_000.0  # the injected clock's first reading
 
 
@@ -105,7 +107,7 @@ def answer(monkeypatch, text: str) -> None:
 
 
 def forbid_grading(monkeypatch) -> None:
-    from graders import session
+    from graders.core import session
 
     def refuse(*args, **kwargs):
         raise AssertionError("graded a kata that needed no grading")
@@ -529,7 +531,7 @@ def test_the_installed_command_runs_on_kata_root(sandbox):
     """End to end, as a learner runs it: a subprocess finding the repository by KATA_ROOT."""
     env = {"KATA_ROOT": str(sandbox.root), "NO_COLOR": "1", "PATH": "", "COLUMNS": "100",
            "PYTHONPATH": str(REPO_ROOT)}
-    done = subprocess.run([sys.executable, "-m", "graders.cli", "hint", "flops"], env=env,
+    done = subprocess.run([sys.executable, "-m", "graders.frontends.cli", "hint", "flops"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "hint 1/3 (nudge) - 07_flops" in done.stdout

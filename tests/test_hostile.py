@@ -7,7 +7,7 @@ misnames its public name or imports a module that does not exist. Every case mus
 a failing check whose first report says what went wrong in the learner's terms, within a
 bounded time, with the learner's file left exactly as it was. The same cases go through
 ``pytest katas/NN --impl FILE``, ``kata check NN --impl FILE`` and the notebooks' grading
-cell (``graders.notebook.check`` on the file's objects; cases that break a file at import
+cell (``graders.frontends.notebook.check`` on the file's objects; cases that break a file at import
 cannot reach that cell: Jupyter itself reports them when the cell runs).
 """
 
@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from graders import cli, guard, notebook, registry
-from graders.registry import Kata
+from graders.frontends import cli, notebook
+from graders.core import guard, registry
+from graders.core.registry import Kata
 from tests.grading_session import run_session
 
 TIME_LIMIT_S = 1.0  # the guard's per-call limit during these tests (10 s for learners)

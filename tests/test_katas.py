@@ -2,8 +2,9 @@
 
 - the reference solution passes every check, with no mistake reported;
 - the untouched skeleton fails every check with "not implemented yet";
-- each mutant in tests/mutants/NN_name/<slug>[__variant].py fails, its first failure names
-  ``[slug]`` within its first lines, and no other slug is reported;
+- each mutant of tests/mutants/NN_name.py (an edit of a correct file, see tests/mutation.py)
+  fails, its first failure names ``[slug]`` within its first lines, and no other slug is
+  reported;
 - each correct implementation in tests/styles/NN_name/ passes with no slug reported;
 - every catalogued slug of a kata (and forbidden-builtin, where the kata forbids any) has
   at least one mutant.
@@ -13,17 +14,19 @@ from __future__ import annotations
 
 import pytest
 
-from graders.catalogue import MISTAKES
-from graders.registry import KATAS, Kata
-from tests.grading_session import mutant_slug, mutants, run_session, styles
+from graders.core.catalogue import MISTAKES
+from graders.core.registry import KATAS, Kata
+from tests.grading_session import run_session
+from tests.mutation import Mutant, mutants, styles
 
 BUILT = [k for k in KATAS if k.solution_path.exists() and k.skeleton_path.exists()]
 
 
-def kata_params(items):
+def kata_params(name, items):
     return pytest.mark.parametrize(
-        "kata, path", [(k, p) for k in BUILT for p in items(k)],
-        ids=lambda v: v.name if isinstance(v, Kata) else getattr(v, "stem", str(v)),
+        f"kata, {name}", [(k, item) for k in BUILT for item in items(k)],
+        ids=lambda v: (v.name if isinstance(v, Kata) else v.id if isinstance(v, Mutant)
+                       else getattr(v, "stem", str(v))),
     )
 
 
@@ -54,23 +57,34 @@ def test_untouched_skeleton_fails_friendly(pytester, kata):
 @pytest.mark.parametrize("kata", BUILT, ids=lambda k: k.name)
 def test_every_catalogued_mistake_has_a_mutant(kata):
     expected = set(kata.mistakes) | ({"forbidden-builtin"} if kata.forbidden else set())
-    assert expected <= set(MISTAKES), "slugs missing from graders/catalogue.py"
-    covered = {mutant_slug(p) for p in mutants(kata)}
+    assert expected <= set(MISTAKES), "slugs missing from graders/core/catalogue.py"
+    covered = {m.slug for m in mutants(kata)}
     assert expected - covered == set(), f"no mutant for {sorted(expected - covered)}"
-    assert covered <= set(MISTAKES), f"mutant files named after unknown slugs: {covered - set(MISTAKES)}"
+    assert covered <= set(MISTAKES), f"mutants named after unknown slugs: {covered - set(MISTAKES)}"
 
 
-@kata_params(mutants)
-def test_mutant_fails_and_is_named(pytester, kata, path):
-    slug = mutant_slug(path)
-    session = run_session(pytester, kata, "--impl", str(path))
+@kata_params("mutant", mutants)
+def test_mutant_applies_and_changes_the_code(kata, mutant):
+    assert mutant.why.strip(), f"{mutant.id}: say what the learner wrote"
+    assert mutant.file or mutant.edits, f"{mutant.id}: neither edits nor a whole file"
+    source = mutant.source(kata)  # raises MutantDoesNotApply when an edit has gone stale
+    compile(source, mutant.id, "exec")
+    if not mutant.file:
+        assert all(old != new for old, new in mutant.edits)
+
+
+@kata_params("mutant", mutants)
+def test_mutant_fails_and_is_named(pytester, tmp_path, kata, mutant):
+    slug = mutant.slug
+    impl = mutant.materialise(kata, tmp_path)
+    session = run_session(pytester, kata, "--impl", str(impl))
     assert session.exit_code == 1, session.output
     first = session.failure_reports()[0]
     assert f"[{slug}]" in "\n".join(first[:3]), session.output
     assert session.slugs == {slug}, session.output
 
 
-@kata_params(styles)
+@kata_params("path", styles)
 def test_correct_style_passes(pytester, kata, path):
     session = run_session(pytester, kata, "--impl", str(path))
     assert session.exit_code == 0, session.output

@@ -22,10 +22,10 @@ import torch
 from nbclient import NotebookClient
 from torch import nn
 
-from graders import quiz as quiz_module
-from graders.notebook import check
-from graders.quiz import CHOICE, CORRECT, INTEGER, NUMBER, UNANSWERED, WRONG, Question, quiz
-from graders.registry import KATAS, NOTEBOOKS_DIR, Kata
+from graders.frontends import quiz as quiz_module
+from graders.frontends.notebook import check
+from graders.frontends.quiz import CHOICE, CORRECT, INTEGER, NUMBER, UNANSWERED, WRONG, Question, quiz
+from graders.core.registry import KATAS, NOTEBOOKS_DIR, Kata
 
 
 def _load_build_script():

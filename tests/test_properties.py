@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graders import attention, flops, loader, masks, mha, registry
-from graders.inputs import bool_mask, randn
-from graders.implementation import Implementation
-from tests.grading_session import STYLES_DIR
+from graders import attention, flops, masks, mha
+from graders.core import loader, registry
+from graders.core.inputs import bool_mask, randn
+from graders.core.implementation import Implementation
+from tests.mutation import STYLES_DIR
 
 SEARCH = settings(max_examples=30, deadline=None, database=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,4 +1,4 @@
-"""graders.torch_shortcuts: grading skips two of PyTorch's costly lazy imports, and
+"""graders.core.torch_shortcuts: grading skips two of PyTorch's costly lazy imports, and
 PyTorch behaves the same without them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graders import registry, torch_shortcuts
+from graders.core import registry, torch_shortcuts
 
 ORIGINAL_CHECK = F._check_key_padding_mask
 

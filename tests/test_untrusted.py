@@ -15,8 +15,9 @@ import textwrap
 
 import pytest
 
-from graders import registry
+from graders.core import registry
 from tests.grading_session import run_session
+from tests.mutation import mutants
 
 KATA = registry.get("01_attention")
 REFERENCE = KATA.solution_path.read_text()
@@ -115,7 +116,9 @@ def test_command_line_exit_codes_and_impl_selection(tmp_path):
     solutions = run_cli("katas/01_attention", "--solutions", "-q")
     assert solutions.returncode == 0, solutions.stdout
 
-    mutant = registry.REPO_ROOT / "tests/mutants/01_attention/missing_scale.py"
+    attention = registry.get("01")
+    missing_scale = next(m for m in mutants(attention) if m.id == "missing_scale")
+    mutant = missing_scale.materialise(attention, tmp_path)
     via_env = run_cli("katas/01_attention", "-q", env={"KATA_IMPL": str(mutant)})
     assert via_env.returncode == 1 and "[missing-scale]" in via_env.stdout
 

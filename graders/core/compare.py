@@ -1,0 +1,146 @@
+"""Compare a learner's tensors with the expected ones and explain any difference.
+
+Tolerances follow the dtype: float64 is held to near machine precision, float32 to what
+a different but sound order of operations gives, half types to their few digits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from graders.core.mistakes import Suspect, identify
+from graders.core.report import GradingFailure, describe_tensor, describe_value, verdict
+
+# (rtol, atol) per dtype, for values of order 1.
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-7, 1e-9),
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (5e-2, 5e-2),
+}
+# Gradients go through a longer chain of operations: allow a little more.
+GRAD_SLACK = 10.0
+# A mistake's reproduction is computed differently from the learner's code: match loosely.
+MISTAKE_SLACK = 10.0
+
+
+def tolerance(dtype: torch.dtype, slack: float = 1.0) -> tuple[float, float]:
+    rtol, atol = TOLERANCES.get(dtype, TOLERANCES[torch.float32])
+    return rtol * slack, atol * slack
+
+
+def expect_tensor(value: Any, check: str, on: str) -> torch.Tensor:
+    """Fail unless ``value`` is a tensor."""
+    if not isinstance(value, torch.Tensor):
+        raise verdict(check, on, [f"expected a torch.Tensor, got {describe_value(value)}"])
+    return value
+
+
+def expect_tuple(value: Any, length: int, check: str, on: str, names: str) -> tuple:
+    """Fail unless ``value`` is a tuple (or list) of ``length`` items, e.g. (output, weights)."""
+    if not isinstance(value, (tuple, list)) or len(value) != length:
+        raise verdict(check, on, [f"expected a tuple ({names}), got {describe_value(value)}"])
+    return tuple(value)
+
+
+def expect_close(
+    got: Any,
+    expected: torch.Tensor,
+    check: str,
+    on: str,
+    suspects: Sequence[Suspect] = (),
+    slack: float = 1.0,
+    mask: torch.Tensor | None = None,
+) -> None:
+    """Fail with a verdict unless ``got`` matches ``expected`` in type, shape, dtype and values.
+
+    ``mask`` (bool, broadcastable to expected) restricts the value comparison to where it is
+    True, e.g. to rows where PyTorch's reference is defined. On a mismatch every suspect is
+    tried, and the first that reproduces ``got`` names the mistake.
+    """
+    rtol, atol = tolerance(expected.dtype, slack)
+    m_rtol, m_atol = rtol * MISTAKE_SLACK, atol * MISTAKE_SLACK
+
+    def fail(details: list[str]) -> GradingFailure:
+        slug = identify(got, expected, suspects, m_rtol, m_atol)
+        return verdict(check, on, details, slug)
+
+    if not isinstance(got, torch.Tensor):
+        raise fail([f"expected {describe_tensor(expected)}", f"got      {describe_value(got)}"])
+    if got.shape != expected.shape:
+        raise fail([
+            f"expected shape {tuple(expected.shape)}, got shape {tuple(got.shape)}",
+        ])
+    if got.dtype != expected.dtype:
+        raise fail([f"expected dtype {expected.dtype}, got {got.dtype} (keep the input's dtype)"])
+    if got.device != expected.device:
+        raise fail([f"expected device {expected.device}, got {got.device}"])
+
+    got64 = got.detach().double()
+    exp64 = expected.detach().double()
+    if mask is not None:
+        keep = torch.broadcast_to(mask.to(got.device), got.shape)
+        got64, exp64 = got64[keep], exp64[keep]
+    nan_got, nan_exp = torch.isnan(got64), torch.isnan(exp64)
+    inf_got, inf_exp = torch.isinf(got64), torch.isinf(exp64)
+    bad = ~torch.isclose(got64, exp64, rtol=rtol, atol=atol, equal_nan=True)
+    if not bool(bad.any()):
+        return
+
+    details = [f"expected {describe_tensor(expected)}", f"got      {describe_tensor(got)}"]
+    if bool((nan_got & ~nan_exp).any()):
+        count = int((nan_got & ~nan_exp).sum())
+        details.append(f"got NaN in {count} place(s) where a number was expected")
+    elif bool((inf_got & ~inf_exp).any()):
+        count = int((inf_got & ~inf_exp).sum())
+        details.append(f"got inf in {count} place(s) where a finite number was expected")
+    else:
+        # Only where the values disagree: matching -inf entries would give NaN differences.
+        diff = (got64 - exp64).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))
+        diff = torch.where(bad, diff, torch.zeros_like(diff))
+        if mask is None:
+            where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), got.shape))
+            at = f" at index {where}"
+        else:
+            at = ""
+        details.append(
+            f"max abs diff {diff.max().item():.3g}{at}; {int(bad.sum())} of {bad.numel()} "
+            f"values off (rtol {rtol:.0e}, atol {atol:.0e})"
+        )
+    raise fail(details)
+
+
+def expect_tracks_grad(outputs: dict[str, Any], check: str, on: str) -> None:
+    """Fail unless every named learner output is part of the autograd graph.
+
+    Call before backpropagating through learner outputs: autograd would otherwise raise
+    its own error ("element 0 of tensors does not require grad") instead of a verdict.
+    """
+    for name, out in outputs.items():
+        if isinstance(out, torch.Tensor) and not out.requires_grad:
+            raise verdict(check, on, [
+                f"{name} does not track gradients: is it detached, computed under "
+                "torch.no_grad(), or rebuilt with torch.tensor / .data / .item()?"])
+
+
+def expect_grads_close(
+    got: dict[str, torch.Tensor | None],
+    expected: dict[str, torch.Tensor | None],
+    check: str,
+    on: str,
+) -> None:
+    """Compare named gradients (inputs and parameters), each against PyTorch's."""
+    for name, exp in expected.items():
+        grad = got.get(name)
+        if exp is None:
+            continue
+        if grad is None:
+            raise verdict(
+                f"{check}: gradient of {name}", on,
+                [f"expected a gradient {describe_tensor(exp)}, got None",
+                 "is part of the computation detached, done under torch.no_grad(), or done "
+                 "with .data / .item()?"],
+            )
+        expect_close(grad, exp, f"{check}: gradient of {name}", on, slack=GRAD_SLACK)

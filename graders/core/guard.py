@@ -1,0 +1,253 @@
+"""Run learner code as untrusted input.
+
+:func:`call` runs one learner callable (a function, a constructor, a module's forward)
+and turns everything that can go wrong into a short :class:`GradingFailure`:
+NotImplementedError, any other exception (with the learner's file and line), a call to a
+forbidden PyTorch built-in, an endless loop, or inputs modified in place.
+
+Forbidden built-ins are caught by behaviour: while the learner's code runs, a
+``TorchFunctionMode`` refuses the forbidden torch functions (however they were
+imported), and the forbidden module classes refuse to be built or called.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import os
+import signal
+import threading
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from graders.core.report import GradingFailure, NotImplementedYet, mistake_lines
+
+# Graded inputs are tiny: a correct call takes milliseconds. KATA_TIME_LIMIT (seconds)
+# overrides the limit, e.g. to keep the self-tests' endless loops short.
+CALL_TIME_LIMIT_S = float(os.environ.get("KATA_TIME_LIMIT") or 10)
+# More than this much printing during one call fails the check (it would flood the report).
+PRINT_LIMIT_CHARS = 64 * 1024
+
+
+class TimedOut(GradingFailure):
+    """Learner code ran past the time limit."""
+
+
+class ForbiddenCall(Exception):
+    """Raised inside learner code when it calls a forbidden built-in."""
+
+
+class LearnerTimeout(Exception):
+    """Raised inside learner code when a call runs past its time limit."""
+
+
+# Dotted names from graders.core.registry -> what to intercept.
+_FUNCTIONS = {
+    "torch.nn.functional.scaled_dot_product_attention": "scaled_dot_product_attention",
+    "torch.nn.functional.multi_head_attention_forward": "multi_head_attention_forward",
+}
+_MODULES = {
+    "torch.nn.MultiheadAttention": torch.nn.MultiheadAttention,
+    "torch.nn.TransformerEncoderLayer": torch.nn.TransformerEncoderLayer,
+    "torch.nn.TransformerEncoder": torch.nn.TransformerEncoder,
+}
+# Fused kernels the forbidden modules may dispatch to directly.
+_FUSED = {
+    "torch.nn.MultiheadAttention": ("_native_multi_head_attention",),
+    "torch.nn.TransformerEncoderLayer": ("_transformer_encoder_layer_fwd",),
+}
+
+
+class _ForbidFunctions(TorchFunctionMode):
+    def __init__(self, names: dict[str, str]):
+        super().__init__()
+        self.names = names  # function __name__ -> dotted name to report
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in self.names:
+            raise ForbiddenCall(self.names[name])
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def _forbid(forbidden: Sequence[str]) -> Iterator[None]:
+    functions = {_FUNCTIONS[d]: d for d in forbidden if d in _FUNCTIONS}
+    for dotted in forbidden:
+        for fused in _FUSED.get(dotted, ()):
+            functions[fused] = dotted
+    classes = [(d, _MODULES[d]) for d in forbidden if d in _MODULES]
+    saved = []
+    for dotted, cls in classes:
+        for attr in ("__init__", "forward"):
+            original = cls.__dict__[attr]
+            saved.append((cls, attr, original))
+
+            def refuse(*args, _dotted=dotted, **kwargs):
+                raise ForbiddenCall(_dotted)
+
+            setattr(cls, attr, refuse)
+    try:
+        if functions:
+            with _ForbidFunctions(functions):
+                yield
+        else:
+            yield
+    finally:
+        for cls, attr, original in saved:
+            setattr(cls, attr, original)
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt pure-Python endless loops; a no-op where SIGALRM is unavailable."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise LearnerTimeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _CountingOutput(io.TextIOBase):
+    """Stands in for stdout/stderr while learner code runs: counts what it prints, keeps
+    nothing (graded runs need no debug output, and megabytes of it would flood the report)."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.chars += len(text)
+        return len(text)
+
+
+def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[int, str]:
+    """id(tensor) -> the parameter name it was passed as (``query``), where it can be told."""
+    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    try:
+        bound = inspect.signature(target).bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return {}
+    names: dict[int, str] = {}
+    for name, value in bound.arguments.items():
+        for tensor in _tensors(value):
+            names.setdefault(id(tensor), name)
+    return names
+
+
+def _learner_frame(exc: BaseException, learner_file: Path | None) -> str:
+    """``attention.py:12: scores = q @ k`` for the innermost frame in the learner's file."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if learner_file is not None:
+        mine = [f for f in frames if Path(f.filename).resolve() == learner_file.resolve()]
+        frames = mine or frames
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"at {Path(frame.filename).name}:{frame.lineno}: {(frame.line or '').strip()}"
+
+
+def _tensors(values: Any) -> list[torch.Tensor]:
+    if isinstance(values, torch.Tensor):
+        return [values]
+    if isinstance(values, (tuple, list)):
+        return [t for v in values for t in _tensors(v)]
+    if isinstance(values, dict):
+        return [t for v in values.values() for t in _tensors(v)]
+    return []
+
+
+ExceptionSlugger = Callable[[BaseException], "str | None"]
+
+
+def call(
+    fn: Callable[..., Any],
+    *args: Any,
+    what: str,
+    on: str,
+    forbidden: Sequence[str] = (),
+    learner_file: Path | None = None,
+    exception_slugs: ExceptionSlugger | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Call learner code ``fn(*args, **kwargs)`` and return its result, or fail with a verdict.
+
+    ``what`` names the call for the learner (``"scaled_dot_product_attention"``), ``on``
+    describes the input. ``exception_slugs`` maps a characteristic exception to a slug.
+    """
+    inputs = _tensors(args) + _tensors(kwargs)
+    before = [(t, t._version, t.detach().clone()) for t in inputs]
+    printed = _CountingOutput()
+    try:
+        with (_time_limit(CALL_TIME_LIMIT_S), _forbid(forbidden),
+              contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed)):
+            result = fn(*args, **kwargs)
+    except NotImplementedError as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise NotImplementedYet(
+            f"not implemented yet: {what} raises NotImplementedError"
+            + (f" ({message})" if message else "")
+        ) from None
+    except ForbiddenCall as exc:
+        lines = [f"checked {what} on {on}", *mistake_lines("forbidden-builtin"),
+                 f"  your code called {exc.args[0]}, which this kata forbids",
+                 f"  {_learner_frame(exc, learner_file)}"]
+        raise GradingFailure("\n".join(lines), slug="forbidden-builtin") from None
+    except LearnerTimeout:
+        raise TimedOut(
+            f"checked {what} on {on}\n  it did not finish within {CALL_TIME_LIMIT_S:g} s "
+            "(an endless loop, a sleep, or a huge computation?)"
+        ) from None
+    except SystemExit as exc:
+        raise GradingFailure(
+            f"checked {what} on {on}\n  your code called sys.exit({exc.code!r}); return a value "
+            f"instead\n  {_learner_frame(exc, learner_file)}"
+        ) from None
+    except RecursionError as exc:
+        raise GradingFailure(
+            f"checked {what} on {on}\n  it recursed without end\n  {_learner_frame(exc, learner_file)}"
+        ) from None
+    except Exception as exc:  # learner code may raise anything
+        slug = exception_slugs(exc) if exception_slugs else None
+        first = (str(exc).strip().splitlines() or [""])[0]
+        if len(first) > 200:
+            first = first[:197] + "..."
+        lines = [f"checked {what} on {on}"]
+        if slug:
+            lines += mistake_lines(slug)
+        lines += [f"  your code raised {type(exc).__name__}: {first}",
+                  f"  {_learner_frame(exc, learner_file)}"]
+        raise GradingFailure("\n".join(lines), slug=slug) from None
+    if printed.chars > PRINT_LIMIT_CHARS:
+        raise GradingFailure(
+            f"checked {what} on {on}\n  it printed {printed.chars / 1e6:.1f} million characters; "
+            "remove the debug prints (print shapes, not tensors, and only while debugging)"
+        )
+    for tensor, version, copy in before:
+        changed = tensor._version != version or not torch.equal(
+            torch.nan_to_num(tensor.detach()), torch.nan_to_num(copy)
+        )
+        if changed:
+            name = _input_names(fn, args, kwargs).get(id(tensor))
+            which = f"`{name}`" if name else f"an input tensor {tuple(tensor.shape)}"
+            raise GradingFailure(
+                f"checked {what} on {on}\n  it modified {which} in place; leave inputs "
+                "untouched (work on new tensors, avoid in-place ops like masked_fill_ or +=)"
+            )
+    return result

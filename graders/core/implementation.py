@@ -1,0 +1,84 @@
+"""The implementation under test, as the graders see it."""
+
+from __future__ import annotations
+
+import importlib
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from graders.core import guard
+from graders.core.registry import Kata
+from graders.core.report import GradingFailure
+
+
+@dataclass(repr=False)
+class Implementation:
+    """A loaded learner (or reference) file plus the kata it is graded as.
+
+    A file that failed to load is still an Implementation: the first check that asks it
+    for a name fails with the full load error, later checks with a one-line pointer, so a
+    broken file gives one paragraph, not one per check.
+    """
+
+    kata: Kata
+    path: Path
+    module: types.ModuleType | None
+    load_error: GradingFailure | None = None
+    # Maps a characteristic exception to a mistake slug (set by the kata's grader).
+    exception_slugs: Callable[[BaseException], str | None] | None = None
+    # How verdicts name the implementation; the file name unless set (e.g. "your notebook").
+    label: str = ""
+    _load_error_shown: bool = False
+    _timed_out: str = ""  # the first call that ran past the time limit
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.path.name
+
+    @classmethod
+    def of(cls, kata: Kata, path: Path, module: types.ModuleType | None,
+           load_error: GradingFailure | None = None, label: str = "") -> "Implementation":
+        """The implementation graded as ``kata``, with its grader's map from characteristic
+        exceptions to slugs (``slug_for_exception``, where the grader has one)."""
+        grader = importlib.import_module(kata.grader_module)
+        return cls(kata=kata, path=path, module=module, load_error=load_error, label=label,
+                   exception_slugs=getattr(grader, "slug_for_exception", None))
+
+    def __repr__(self) -> str:
+        return f"Implementation({self.label})"
+
+    def attr(self, name: str) -> Any:
+        """The public name ``name`` from the file, or a clear failure if it is missing."""
+        if self.load_error is not None:
+            if self._load_error_shown:
+                raise type(self.load_error)(
+                    f"{self.label} does not import (see the first failure)")
+            self._load_error_shown = True
+            raise self.load_error
+        try:
+            return getattr(self.module, name)
+        except AttributeError:
+            raise GradingFailure(
+                f"{self.label} does not define {name} (see {self.kata.name}/README.md "
+                "for the names to provide)"
+            ) from None
+
+    def call(self, fn: Callable[..., Any], *args: Any, what: str, on: str, **kwargs: Any) -> Any:
+        """Run learner code under the kata's guard (see graders.core.guard.call).
+
+        After one call runs past the time limit, later calls fail at once: waiting out the
+        limit in every check would only delay the same verdict.
+        """
+        if self._timed_out:
+            raise GradingFailure(
+                f"checked {what} on {on}\n  not run: {self._timed_out} did not finish within "
+                f"{guard.CALL_TIME_LIMIT_S:g} s in an earlier check; fix that first")
+        try:
+            return guard.call(
+                fn, *args, what=what, on=on, forbidden=self.kata.forbidden,
+                learner_file=self.path, exception_slugs=self.exception_slugs, **kwargs,
+            )
+        except guard.TimedOut:
+            self._timed_out = what
+            raise

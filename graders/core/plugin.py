@@ -1,0 +1,136 @@
+"""The pytest side of grading: options, the ``impl`` fixture, short verdicts, the scoreboard.
+
+Loaded by the repository's root ``conftest.py``. A kata's thin ``test_<file>.py`` imports
+its grader's tests; the ``impl`` fixture loads the file chosen by ``--impl PATH`` /
+``KATA_IMPL`` / ``--solutions`` (default: the kata's own file).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graders.core import loader, registry, torch_shortcuts
+from graders.core.implementation import Implementation
+from graders.core.loader import ImplementationLoadError
+from graders.core.report import GradingFailure, NotImplementedYet
+from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED, CheckResult,
+                             KataResult)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("attention-katas")
+    group.addoption(
+        "--impl", metavar="PATH", default=None,
+        help=f"grade the file at PATH instead of the kata's own file (also: {loader.ENV_VAR}=PATH)",
+    )
+    group.addoption(
+        "--solutions", action="store_true", default=False,
+        help="grade the hidden reference solution in solutions/",
+    )
+
+
+_LOADED_KEY = pytest.StashKey[dict]()
+# graders.core.session may put an Implementation here: objects defined in a notebook rather
+# than a file, graded instead of the file.
+INJECTED_KEY = pytest.StashKey[Implementation]()
+
+
+@pytest.fixture
+def impl(request: pytest.FixtureRequest) -> Implementation:
+    """The implementation under test for the kata whose folder holds the requesting test file.
+
+    Loaded once per file per session; a load failure surfaces inside the first check that
+    uses it (as a failed check, not a setup error).
+    """
+    kata = registry.get(request.path)
+    injected = request.config.stash.get(INJECTED_KEY, None)
+    if injected is not None and injected.kata == kata:
+        return injected
+    path = loader.choose_path(
+        kata, request.config.getoption("impl"), request.config.getoption("solutions")
+    )
+    loaded = request.config.stash.setdefault(_LOADED_KEY, {})
+    if (kata.name, path) not in loaded:
+        try:
+            module, error = loader.load(path, kata), None
+        except ImplementationLoadError as exc:
+            module, error = None, exc
+        loaded[kata.name, path] = Implementation.of(kata, path, module, load_error=error)
+    return loaded[kata.name, path]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Print a grading failure as its verdict alone, not as a traceback."""
+    report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, GradingFailure):
+        report.longrepr = str(call.excinfo.value)
+        report.not_implemented = isinstance(call.excinfo.value, NotImplementedYet)
+        report.slug = call.excinfo.value.slug
+    # The call phase, or the setup phase when setup failed (e.g. the file does not import).
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        record(item, report)
+    return report
+
+
+_RESULTS_KEY = pytest.StashKey[dict]()
+
+
+def record(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Add one graded check to the session's results (see :func:`results_of`)."""
+    tier = CORE if item.get_closest_marker("core") else (
+        FOLLOW_UP if item.get_closest_marker("followup") else None)
+    if tier is None or report.skipped:
+        return
+    try:
+        kata = registry.get(item.path).name
+    except KeyError:
+        return
+    if report.passed:
+        outcome, verdict = PASSED, ""
+    else:
+        outcome = NOT_IMPLEMENTED if getattr(report, "not_implemented", False) else FAILED
+        verdict = report.longreprtext.strip()
+    results = item.config.stash[_RESULTS_KEY]
+    results.setdefault(kata, KataResult(kata)).checks.append(
+        CheckResult(item.name, tier, outcome, verdict, getattr(report, "slug", None)))
+
+
+def results_of(config: pytest.Config) -> dict[str, KataResult]:
+    """Every kata graded in this session, by name."""
+    return config.stash[_RESULTS_KEY]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_RESULTS_KEY] = {}
+    # Graded tensors are tiny: extra threads only contend (a kata ran 5x slower on a busy
+    # two-core machine with torch's default thread count).
+    torch.set_num_threads(1)
+    torch_shortcuts.skip_symbolic_shapes_import()
+    _skip_final_gc(config)
+
+
+def _skip_final_gc(config: pytest.Config) -> None:
+    """pytest ends a session with gc.collect() calls looking for unraisable exceptions;
+    with torch loaded each costs about 0.1 s, a tenth of a kata's whole grading time."""
+    try:
+        from _pytest.unraisableexception import gc_collect_iterations_key
+    except ImportError:  # a pytest without the knob: pay the collection
+        return
+    config.stash[gc_collect_iterations_key] = 0
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    graded = results_of(config)
+    if not graded:
+        return
+    terminalreporter.section("kata scoreboard")
+    for name, result in sorted(graded.items()):
+        parts = [f"{label}: {passed}/{total} passed" for label, passed, total in result.tally if total]
+        terminalreporter.write_line(f"{name}  " + ", ".join(parts))
+        if result.failures:
+            terminalreporter.write_line("    failing: " + ", ".join(c.name for c in result.failures))
+        if any(c.outcome == NOT_IMPLEMENTED for c in result.checks):
+            readme = registry.get(name).readme_path.relative_to(registry.REPO_ROOT)
+            terminalreporter.write_line(f"    not implemented yet: start with {readme}")

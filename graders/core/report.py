@@ -1,0 +1,109 @@
+"""Verdicts: the few lines a learner reads when a check fails.
+
+Every failure a grader raises is a :class:`GradingFailure`; the pytest plugin prints its
+text instead of a traceback. Helpers here describe tensors and inputs briefly, never as a
+full dump.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from graders.core.catalogue import MISTAKES
+
+
+class GradingFailure(AssertionError):
+    """A check failed. ``str(failure)`` is the whole verdict, ready to print."""
+
+    def __init__(self, verdict: str, slug: str | None = None):
+        self.slug = slug
+        super().__init__(verdict)
+
+
+class NotImplementedYet(GradingFailure):
+    """The learner has not written this part yet (it raises NotImplementedError)."""
+
+
+def mistake_lines(slug: str) -> list[str]:
+    """``[slug] explanation`` and ``hint: ...``, from the catalogue."""
+    mistake = MISTAKES[slug]
+    return [f"[{slug}] {mistake.explanation}", f"hint: {mistake.hint}"]
+
+
+def verdict(
+    check: str,
+    on: str,
+    details: list[str],
+    slug: str | None = None,
+) -> GradingFailure:
+    """Build the failure: 'checked <check> on <on>', detail lines, and the mistake if known.
+
+    The slug comes right after the first line so that it is among the first things read.
+    """
+    lines = [f"checked {check} on {on}"]
+    if slug:
+        lines += mistake_lines(slug)
+    lines += [f"  {line}" for line in details]
+    return GradingFailure("\n".join(lines), slug=slug)
+
+
+def describe_value(value: Any) -> str:
+    """One short phrase for anything a learner may return, with a word of advice when the
+    type itself is the likely slip (None, a Python list, a numpy array)."""
+    text = _describe(value)
+    if value is None:
+        return f"{text} (did you forget `return`?)"
+    if isinstance(value, list):
+        return f"a Python {text} (keep the result a torch tensor)"
+    if _is_numpy(value):
+        return f"{text} (keep the result a torch tensor: no .numpy() or numpy calls)"
+    return text
+
+
+def _is_numpy(value: Any) -> bool:
+    return type(value).__module__ == "numpy" and hasattr(value, "shape")
+
+
+def _describe(value: Any, depth: int = 0) -> str:
+    if isinstance(value, torch.Tensor):
+        return describe_tensor(value)
+    if isinstance(value, (tuple, list)):
+        if depth >= 2:  # nested lists (a .tolist() result): the outline says enough
+            return f"{type(value).__name__} of {len(value)}"
+        inner = ", ".join(_describe(v, depth + 1) for v in value[:3])
+        more = ", ..." if len(value) > 3 else ""
+        return f"{type(value).__name__} of {len(value)} ({inner}{more})"
+    if _is_numpy(value):
+        return f"a numpy {type(value).__name__} {value.dtype} {tuple(value.shape)}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_tensor(t: torch.Tensor) -> str:
+    """e.g. ``float32 (2, 3, 4) [0.1234, -0.5, 1.25, ...]`` with at most 4 leading values."""
+    shape = tuple(t.shape)
+    dtype = str(t.dtype).removeprefix("torch.")
+    head = t.detach().flatten()[:4].to("cpu")
+    if head.is_floating_point():
+        values = ", ".join(f"{v:.4g}" for v in head.double().tolist())
+    else:
+        values = ", ".join(str(v) for v in head.tolist())
+    more = ", ..." if t.numel() > 4 else ""
+    device = "" if t.device.type == "cpu" else f" on {t.device}"
+    return f"{dtype} {shape}{device} [{values}{more}]"
+
+
+def describe_inputs(**named: Any) -> str:
+    """``query (2, 5, 8), key (2, 7, 8), mask bool (2, 1, 7)`` for verdict headers."""
+    parts = []
+    for name, value in named.items():
+        if isinstance(value, torch.Tensor):
+            dtype = "" if value.dtype == torch.float32 else " " + str(value.dtype)[6:]
+            parts.append(f"{name}{dtype} {tuple(value.shape)}")
+        elif value is not None:
+            parts.append(f"{name}={value!r}")
+    return ", ".join(parts)

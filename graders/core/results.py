@@ -1,0 +1,90 @@
+"""What a grading run found, as data: one :class:`CheckResult` per check, one
+:class:`KataResult` per kata.
+
+The pytest plugin fills these in; ``kata check``, ``kata list`` and the notebooks' grading
+cell read them (and :mod:`graders.core.session` renders them), so every front end reports the
+same checks, tiers, slugs and verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not implemented"
+CORE, FOLLOW_UP = "core", "follow-up"
+
+# Statuses of a kata, in the order a learner goes through them.
+NOT_STARTED, FAILING, CORE_PASSED, ALL_PASSED = "not started", "failing", "core passed", "all passed"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str  # the check's test function, e.g. "test_attention_random_shapes"
+    tier: str  # CORE | FOLLOW_UP
+    outcome: str  # PASSED | FAILED | NOT_IMPLEMENTED
+    verdict: str = ""  # the failure's full verdict ("" when it passed)
+    slug: str | None = None  # the recognised mistake, if any
+
+    @property
+    def summary(self) -> str:
+        """The verdict's first line: what was checked, on which input."""
+        return self.verdict.splitlines()[0] if self.verdict else ""
+
+
+@dataclass
+class KataResult:
+    kata: str  # "03_mha"
+    checks: list[CheckResult] = field(default_factory=list)
+    error: str | None = None  # set when the grader could not run at all
+
+    @property
+    def core(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.tier == CORE]
+
+    @property
+    def follow_ups(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.tier == FOLLOW_UP]
+
+    @property
+    def tally(self) -> list[tuple[str, int, int]]:
+        """(label, checks passed, checks) for the core checks and for the follow-ups."""
+        return [(label, sum(c.outcome == PASSED for c in checks), len(checks))
+                for label, checks in (("core", self.core), ("follow-ups", self.follow_ups))]
+
+    @property
+    def core_passed(self) -> bool:
+        return self.error is None and bool(self.core) and all(c.outcome == PASSED for c in self.core)
+
+    @property
+    def passed(self) -> bool:
+        return self.core_passed and all(c.outcome == PASSED for c in self.checks)
+
+    @property
+    def not_implemented(self) -> bool:
+        return bool(self.checks) and all(c.outcome == NOT_IMPLEMENTED for c in self.checks)
+
+    @property
+    def status(self) -> str:
+        if self.passed:
+            return ALL_PASSED
+        if self.core_passed:
+            return CORE_PASSED
+        return NOT_STARTED if self.not_implemented else FAILING
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        """Failed checks, core first (the order to fix them in)."""
+        return [c for c in self.core + self.follow_ups if c.outcome != PASSED]
+
+    @property
+    def slugs(self) -> list[str]:
+        """Recognised mistakes, most important first, each once."""
+        return list(dict.fromkeys(c.slug for c in self.failures if c.slug))
+
+    def to_dict(self) -> dict:
+        return {"kata": self.kata, "error": self.error, "checks": [asdict(c) for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "KataResult":
+        return cls(kata=data["kata"], error=data.get("error"),
+                   checks=[CheckResult(**c) for c in data.get("checks", [])])

@@ -1,0 +1,900 @@
+"""The kata command: practice as a loop - see where you are, try, get a precise verdict,
+get a hint, try again.
+
+    kata list                 every kata with its status, a progress line, what to do next
+    kata check [KATA]         grade a kata (default: the first one not passed yet)
+    kata hint KATA            the next hint: a nudge, then the key idea, then near-code
+    kata watch [KATA]         re-grade on every save
+    kata reset KATA           back to the skeleton (your file is backed up first)
+    kata solution KATA        show the reference solution (your report will say so)
+    kata mock [KATA]          a timed mock interview; hand it in with `kata mock --submit`
+    kata report               a self-assessment in markdown (--json for machines)
+
+KATA is an id (03_mha), a number (3 or 03) or a short name (mha).
+Your progress lives in .kata/ at the repository root; the environment variable KATA_ROOT
+points the command at another copy of the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import functools
+import hashlib
+import itertools
+import json
+import os
+import random
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from graders.core import registry
+from graders.core.catalogue import MISTAKES
+from graders.core.registry import HINT_LEVELS, KATAS, REPO_ROOT, Kata
+from graders.core.results import ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, KataResult
+
+ROOT_ENV_VAR = "KATA_ROOT"
+STATE_DIR = ".kata"  # ignored by git: state.json and backups/
+IDLE_GAP_S = 20 * 60  # a longer pause between two actions on a kata counts as a break
+DEFAULT_MOCK_MINUTES = 20
+TIME_RAN_OUT = "time ran out"
+WIDE_ENOUGH_FOR_TITLES = 110  # `kata list` leaves the titles out of narrower terminals
+STATUS_RANK = {NOT_STARTED: 0, FAILING: 1, CORE_PASSED: 2, ALL_PASSED: 3}
+STATUS_STYLE = {NOT_STARTED: "dim", FAILING: "red", CORE_PASSED: "yellow", ALL_PASSED: "green"}
+
+
+class UsageError(Exception):
+    """A mistake in how the command was called: printed, exit status 2."""
+
+
+# --------------------------------------------------------------------------------------
+# Learner state: .kata/state.json
+# --------------------------------------------------------------------------------------
+
+def fresh_state() -> dict:
+    return {
+        "version": 1,
+        "hints": {},  # kata name -> hint levels revealed (0-3)
+        "attempts": [],  # one per graded version of a kata's file, oldest first
+        "cache": {},  # kata name -> {"key": content key, "result": KataResult.to_dict()}
+        "revealed": {},  # kata name -> {"at": ISO time, "t": epoch} of the first reveal
+        "time": {},  # kata name -> {"last": epoch, "total_s": ..., "since_attempt_s": ...}
+        "mock": None,  # the running mock: {"kata", "started", "deadline", "minutes"}
+        "mocks": [],  # finished mocks, oldest first
+    }
+
+
+_SECTION_TYPES = {"hints": dict, "attempts": list, "cache": dict, "revealed": dict,
+                  "time": dict, "mock": (dict, type(None)), "mocks": list}
+
+
+def _well_formed(raw: Any) -> dict | None:
+    """The state in ``raw`` with malformed entries dropped, or None when it is not a state."""
+    if not isinstance(raw, dict):
+        return None
+    state = fresh_state()
+    for section, kinds in _SECTION_TYPES.items():
+        if section in raw:
+            if not isinstance(raw[section], kinds):
+                return None
+            state[section] = raw[section]
+    state["hints"] = {k: v for k, v in state["hints"].items() if isinstance(v, int)}
+    state["attempts"] = [a for a in state["attempts"] if isinstance(a, dict)
+                         and isinstance(a.get("kata"), str) and a.get("status") in STATUS_RANK]
+    state["mocks"] = [m for m in state["mocks"] if isinstance(m, dict) and isinstance(m.get("kata"), str)]
+    state["time"] = {k: v for k, v in state["time"].items() if isinstance(v, dict)}
+    mock = state["mock"]
+    if mock is not None and not (isinstance(mock.get("kata"), str)
+                                 and all(isinstance(mock.get(k), (int, float))
+                                         for k in ("started", "deadline", "minutes"))):
+        state["mock"] = None
+    return state
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` in one step: readers see the old file or the new one,
+    never half of one (a temporary file in the same folder, then os.replace)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                         delete=False)
+    try:
+        with handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+class StateStore:
+    """The learner's state file. Every change re-reads the file first, so two ``kata``
+    commands running at once (a watch and a hint, say) do not undo each other's writes."""
+
+    def __init__(self, folder: Path, warn: Callable[[str], None]):
+        self.folder = folder
+        self.path = folder / "state.json"
+        self.warn = warn
+
+    def read(self) -> dict:
+        """The state; a fresh one when the file is missing, or unreadable (set aside, with a
+        one-line warning: a broken state file must never stop the learner)."""
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return fresh_state()
+        except (OSError, ValueError) as exc:
+            self._set_aside(f"unreadable ({type(exc).__name__})")
+            return fresh_state()
+        state = _well_formed(raw)
+        if state is None:
+            self._set_aside("not a kata state file")
+            return fresh_state()
+        return state
+
+    def update(self, change: Callable[[dict], Any]) -> Any:
+        """Apply ``change`` to the current state, save it, and return what ``change`` returned."""
+        state = self.read()
+        outcome = change(state)
+        write_atomically(self.path, json.dumps(state, indent=1).encode("utf-8"))
+        return outcome
+
+    def _set_aside(self, reason: str) -> None:
+        kept = self.path.with_name("state.json.corrupt")
+        try:
+            os.replace(self.path, kept)
+        except OSError:
+            kept = None
+        where = f" (kept as {kept.name})" if kept else ""
+        self.warn(f"warning: {STATE_DIR}/state.json was {reason}{where}; starting a fresh one")
+
+
+# --------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------
+
+def make_console() -> Console:
+    """A console for the terminal: colours when it is one, plain text when it is not or when
+    NO_COLOR is set (no escape codes at all, not even bold)."""
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return Console(highlight=False, no_color=no_color, color_system=None if no_color else "auto")
+
+
+def _normalised(data: bytes) -> bytes:
+    return data.replace(b"\r\n", b"\n")  # a Windows checkout of the skeleton is still untouched
+
+
+@functools.lru_cache(maxsize=1)
+def graders_fingerprint() -> str:
+    """A hash of the grading code: a cached result is only reused if the graders are the same."""
+    digest = hashlib.sha256()
+    graders_dir = registry.REPO_ROOT / "graders"
+    for path in sorted(graders_dir.rglob("*.py")):
+        relative = path.relative_to(graders_dir)
+        if relative.parts[0] not in ("frontends", "skeletons"):
+            digest.update(str(relative).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def iso(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t).isoformat(timespec="seconds")
+
+
+def clock_time(t: float) -> str:
+    return datetime.datetime.fromtimestamp(t).strftime("%H:%M")
+
+
+def countdown(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def duration(seconds: float) -> str:
+    """Human time for a report: "-", "<1 min", "12 min", "1 h 05 min"."""
+    if seconds <= 0:
+        return "-"
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "<1 min"
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def resolve(key: str) -> Kata:
+    try:
+        return registry.get(key)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+
+
+def progress_line(statuses: dict[str, str]) -> str:
+    """E.g. "2/7 katas passed, 1 core passed, next: 03_mha"."""
+    passed = sum(s == ALL_PASSED for s in statuses.values())
+    core = sum(s == CORE_PASSED for s in statuses.values())
+    line = f"{passed}/{len(KATAS)} katas passed, {core} core passed"
+    upcoming = next((k.name for k in KATAS if statuses.get(k.name) != ALL_PASSED), None)
+    return line + (f", next: {upcoming}" if upcoming else ": every kata passes")
+
+
+def best_status(state: dict, kata: Kata) -> str:
+    """The best status any graded attempt of ``kata`` reached."""
+    statuses = [a["status"] for a in state["attempts"] if a["kata"] == kata.name]
+    return max(statuses, key=STATUS_RANK.__getitem__, default=NOT_STARTED)
+
+
+def last_attempt(state: dict, kata: Kata) -> dict | None:
+    return next((a for a in reversed(state["attempts"]) if a["kata"] == kata.name), None)
+
+
+def hint_level(state: dict, kata: Kata) -> int:
+    return max(0, min(state["hints"].get(kata.name, 0), len(kata.hints)))
+
+
+def styled(status: str) -> str:
+    return f"[{STATUS_STYLE.get(status, 'bold red')}]{status}[/]"
+
+
+def watch_file(path: Path) -> Iterable:
+    """Batches of changes to ``path``, from watchfiles. The folder is watched, not the file:
+    editors that save by writing a new file and renaming it would end a watch on the file."""
+    from watchfiles import watch
+
+    return watch(path.parent, recursive=False,
+                 watch_filter=lambda change, changed: Path(changed).name == path.name)
+
+
+# --------------------------------------------------------------------------------------
+# The application: where the learner's files and state are, and how it is clocked
+# --------------------------------------------------------------------------------------
+
+@dataclass
+class App:
+    root: Path  # the repository copy whose katas/ and .kata/ are the learner's
+    console: Console
+    clock: Callable[[], float] = time.time
+    rng: random.Random = field(default_factory=random.Random)
+    file_changes: Callable[[Path], Iterable] = watch_file
+    interactive: bool = False  # stdin is a terminal: watch may ask questions
+
+    def __post_init__(self) -> None:
+        self.store = StateStore(self.root / STATE_DIR, self.warn)
+
+    # -- output --
+    def print(self, text: str = "", **options) -> None:
+        self.console.print(text, highlight=False, **options)
+
+    def warn(self, text: str) -> None:
+        self.console.print(f"[yellow]{escape(text)}[/]", highlight=False, soft_wrap=True)
+
+    def show_path(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    # -- questions --
+    def confirm(self, question: str, assume_yes: bool = False) -> bool:
+        """y/N from stdin (piped input works too); end of input or no stdin means no."""
+        if assume_yes:
+            return True
+        try:
+            answer = self.console.input(f"{escape(question)} [y/N] ")
+        except (EOFError, OSError, RuntimeError):  # RuntimeError: no stdin at all
+            answer = ""
+            self.print()
+        return answer.strip().lower() in ("y", "yes")
+
+    # -- files --
+    def learner_file(self, kata: Kata) -> Path:
+        return self.root / "katas" / kata.name / kata.file
+
+    def is_untouched(self, kata: Kata) -> bool:
+        path = self.learner_file(kata)
+        return path.is_file() and (_normalised(path.read_bytes())
+                                   == _normalised(kata.pristine_skeleton_path.read_bytes()))
+
+    def content_key(self, path: Path) -> str:
+        """Names one version of a file as graded by one version of the graders."""
+        return hashlib.sha256(graders_fingerprint().encode() + path.read_bytes()).hexdigest()
+
+    def backup(self, kata: Kata) -> Path:
+        """Copy the learner's file to .kata/backups/NN_name/, stamped with the time."""
+        source = self.learner_file(kata)
+        stamp = datetime.datetime.fromtimestamp(self.clock()).strftime("%Y%m%d-%H%M%S")
+        folder = self.root / STATE_DIR / "backups" / kata.name
+        folder.mkdir(parents=True, exist_ok=True)
+        target, number = folder / f"{source.stem}-{stamp}{source.suffix}", 1
+        while target.exists():
+            number += 1
+            target = folder / f"{source.stem}-{stamp}-{number}{source.suffix}"
+        target.write_bytes(source.read_bytes())
+        return target
+
+    def restore_skeleton(self, kata: Kata) -> None:
+        write_atomically(self.learner_file(kata), kata.pristine_skeleton_path.read_bytes())
+
+    # -- statuses --
+    def cached_result(self, state: dict, kata: Kata) -> KataResult | None:
+        """The stored result for the file as it is now, if it was graded by these graders."""
+        path = self.learner_file(kata)
+        entry = state["cache"].get(kata.name)
+        if not path.is_file() or not isinstance(entry, dict) or entry.get("key") != self.content_key(path):
+            return None
+        try:
+            return KataResult.from_dict(entry["result"])
+        except (KeyError, TypeError):
+            return None
+
+    def known_status(self, state: dict, kata: Kata) -> str | None:
+        """The kata's status without grading it, or None when it would take grading."""
+        if self.is_untouched(kata):
+            return NOT_STARTED
+        cached = self.cached_result(state, kata)
+        return cached.status if cached else None
+
+    def first_unfinished(self, state: dict, after: Kata | None = None) -> Kata | None:
+        """The first kata (after ``after``, wrapping round) not known to pass completely."""
+        order = list(KATAS)
+        if after is not None:
+            start = order.index(after) + 1
+            order = order[start:] + order[:start - 1]
+        return next((k for k in order if self.known_status(state, k) != ALL_PASSED), None)
+
+    # -- time --
+    def touch(self, state: dict, kata: Kata, cap: float = IDLE_GAP_S) -> None:
+        """Count the time since the last action on ``kata`` as work (up to ``cap``)."""
+        now = self.clock()
+        record = state["time"].setdefault(kata.name, {})
+        last = record.get("last")
+        gap = min(max(0.0, now - last), cap) if isinstance(last, (int, float)) else 0.0
+        record["total_s"] = float(record.get("total_s", 0)) + gap
+        record["since_attempt_s"] = float(record.get("since_attempt_s", 0)) + gap
+        record["last"] = now
+
+    # -- grading --
+    def grade(self, kata: Kata, source: str, *, use_cache: bool = False,
+              time_cap: float = IDLE_GAP_S) -> KataResult:
+        """Grade the learner's file of ``kata`` and record it: the cache, and an attempt when
+        this version of the file was not graded before. ``source`` names the command."""
+        path = self.learner_file(kata)
+        key = self.content_key(path)
+        cached = self.cached_result(self.store.read(), kata) if use_cache else None
+        if cached is not None:
+            result = cached
+        else:
+            from graders.core import session  # imports pytest; torch follows on the first grade
+
+            result = session.grade(kata.id, path)
+
+        def record(state: dict) -> None:
+            state["cache"][kata.name] = {"key": key, "result": result.to_dict()}
+            self.touch(state, kata, cap=time_cap)
+            previous = last_attempt(state, kata)
+            if result.status == NOT_STARTED or (previous is not None and previous.get("key") == key):
+                return  # an untouched skeleton, or the same file graded again: no new attempt
+            now = self.clock()
+            spent = state["time"][kata.name]
+            state["attempts"].append({
+                "kata": kata.name, "at": iso(now), "t": now, "source": source,
+                "status": result.status, "slugs": result.slugs, "key": key,
+                "duration_s": round(spent.get("since_attempt_s", 0.0), 1),
+            })
+            spent["since_attempt_s"] = 0.0
+
+        self.store.update(record)
+        return result
+
+    def render(self, result: KataResult, console: Console | None = None) -> None:
+        from graders.core import session
+
+        session.render(result, console or self.console)
+
+
+# --------------------------------------------------------------------------------------
+# Commands
+# --------------------------------------------------------------------------------------
+
+def cmd_list(app: App, args: argparse.Namespace) -> int:
+    state = app.store.read()
+    table = Table(title="attention-katas", title_justify="left")
+    table.add_column("kata", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("mistake", no_wrap=True)
+    table.add_column("hints", no_wrap=True)
+    with_titles = app.console.width >= WIDE_ENOUGH_FOR_TITLES
+    if with_titles:
+        table.add_column("title", overflow="fold")
+    statuses: dict[str, str] = {}
+    for kata in KATAS:
+        path, mistake = app.learner_file(kata), ""
+        if not path.is_file():
+            status, mistake = "file missing", f"kata reset {kata.id}"
+        elif app.is_untouched(kata):
+            status = NOT_STARTED
+        else:
+            result = app.cached_result(state, kata)
+            if result is None:
+                app.print(f"grading {kata.name}: changed since it was last graded", style="dim")
+                result = app.grade(kata, "list")
+            status = result.status
+            mistake = escape(f"[{result.slugs[0]}]") if result.slugs else ""
+            if result.error:
+                mistake = f"grader error: kata check {kata.id}"
+        statuses[kata.name] = status
+        cells = [kata.name, styled(status), mistake, f"{hint_level(state, kata)}/{len(kata.hints)}"]
+        table.add_row(*cells, *([f"{kata.title} [dim]({kata.difficulty})[/]"] if with_titles else []))
+    app.console.print(table)
+    app.print(progress_line(statuses), style="bold")
+    upcoming = next((k for k in KATAS if statuses[k.name] != ALL_PASSED), None)
+    if upcoming is None:
+        app.print("Time yourself on one: kata mock")
+    else:
+        readme = app.show_path(app.root / "katas" / upcoming.name / "README.md")
+        app.print(f"Next: read {readme}, edit {app.show_path(app.learner_file(upcoming))}, "
+                  f"then kata check {upcoming.id} (or kata watch {upcoming.id})")
+    return 0
+
+
+def cmd_check(app: App, args: argparse.Namespace) -> int:
+    if args.impl:
+        # Any file, graded as it is: nothing about it is recorded in the learner's state.
+        if not args.kata:
+            raise UsageError("--impl needs the kata to grade it as: kata check 03 --impl PATH")
+        kata = resolve(args.kata)
+        from graders.core import session
+
+        result = session.grade(kata.id, args.impl)
+        app.render(result)
+        return 0 if result.passed else 1
+    state = app.store.read()
+    if args.kata:
+        kata = resolve(args.kata)
+    else:
+        kata = app.first_unfinished(state)
+        if kata is None:
+            app.print("Every kata passes. Re-check one with kata check KATA, or try kata mock.")
+            return 0
+        app.print(f"checking {kata.name}, the first kata not passed yet", style="dim")
+    path = app.learner_file(kata)
+    if not path.is_file():
+        app.print(f"{app.show_path(path)} is missing: kata reset {kata.id} restores the skeleton.")
+        return 1
+    result = app.grade(kata, "check")
+    app.render(result)
+    state = app.store.read()
+    if result.passed:
+        upcoming = app.first_unfinished(state, after=kata)
+        app.print(f"\n{kata.name} passes." + (f" Next: kata check {upcoming.id}" if upcoming else
+                                               " Every kata passes."), style="green")
+    elif hint_level(state, kata) < len(kata.hints):
+        app.print(f"\nStuck? kata hint {kata.id} ({hint_level(state, kata)}/{len(kata.hints)} "
+                  "hints used)")
+    return 0 if result.passed else 1
+
+
+def cmd_hint(app: App, args: argparse.Namespace) -> int:
+    kata = resolve(args.kata)
+    top = len(kata.hints)
+
+    def reveal_next(state: dict) -> tuple[int, bool]:
+        level = hint_level(state, kata)
+        state["hints"][kata.name] = min(level + 1, top)
+        app.touch(state, kata)
+        return min(level + 1, top), level == top
+
+    if args.all:
+        state = app.store.read()
+        level, exhausted = hint_level(state, kata), False
+        if level == 0:
+            app.print(f"No hints revealed for {kata.name} yet: kata hint {kata.id} shows the first.")
+        shown = range(1, level + 1)
+    else:
+        level, exhausted = app.store.update(reveal_next)
+        state = app.store.read()
+        shown = range(level, level + 1)
+    for number in shown:
+        app.console.rule(f"hint {number}/{top} ({HINT_LEVELS[number - 1]}) - {kata.name}",
+                         align="left", style="dim")
+        text = kata.hints[number - 1]
+        app.print(textwrap.indent(text, "    ") if "\n" in text else text, markup=False)
+    if exhausted:
+        app.print(f"\nThat was the last hint. Still stuck? kata solution {kata.id} (your "
+                  "report will show it).")
+    latest = last_attempt(state, kata)
+    if latest and latest.get("slugs"):
+        slug = latest["slugs"][0]
+        if slug in MISTAKES:
+            app.print(f"\nYour last attempt ({latest['at']}) made the mistake "
+                      f"{escape(f'[{slug}]')}: {escape(MISTAKES[slug].explanation)}")
+            app.print(f"hint: {escape(MISTAKES[slug].hint)}")
+    return 0
+
+
+def watch_kata(app: App, kata: Kata) -> Kata | None:
+    """Grade ``kata`` now and after each change to its file; returns the kata to watch next
+    when the learner accepts to move on, None when the changes end."""
+    path = app.learner_file(kata)
+    for _ in itertools.chain([None], app.file_changes(path)):  # None: grade before any save
+        app.console.clear()
+        if not app.console.is_terminal:
+            app.console.rule(time.strftime("%H:%M:%S", time.localtime(app.clock())), style="dim")
+        if not path.is_file():
+            app.print(f"{app.show_path(path)} is missing (kata reset {kata.id} restores it)")
+            continue
+        result = app.grade(kata, "watch", use_cache=True)
+        app.render(result)
+        app.print(f"\nwatching {app.show_path(path)}: save to re-grade, Ctrl-C to stop", style="dim")
+        if result.passed:
+            upcoming = app.first_unfinished(app.store.read(), after=kata)
+            if upcoming is None:
+                app.print("Every kata passes.", style="green")
+            elif app.interactive and app.confirm(f"{kata.name} passes: move on to {upcoming.name}?"):
+                return upcoming
+            elif not app.interactive:
+                app.print(f"{kata.name} passes. Next: kata watch {upcoming.id}", style="green")
+    return None
+
+
+def cmd_watch(app: App, args: argparse.Namespace) -> int:
+    kata = resolve(args.kata) if args.kata else app.first_unfinished(app.store.read())
+    if kata is None:
+        app.print("Every kata passes: name one to watch, e.g. kata watch 03")
+        return 0
+    try:
+        while kata is not None:
+            kata = watch_kata(app, kata)
+    except KeyboardInterrupt:
+        app.print("\nstopped watching.")
+    return 0
+
+
+def cmd_reset(app: App, args: argparse.Namespace) -> int:
+    kata = resolve(args.kata)
+    path = app.learner_file(kata)
+    if app.is_untouched(kata):
+        app.print(f"{app.show_path(path)} is already the untouched skeleton.")
+        return 0
+    if not app.confirm(f"Replace {app.show_path(path)} with the skeleton? (your file is backed "
+                       "up first)", args.yes):
+        app.print("Nothing changed.")
+        return 1
+    if path.is_file():
+        app.print(f"your file is backed up as {app.show_path(app.backup(kata))}")
+    app.restore_skeleton(kata)
+    app.print(f"{app.show_path(path)} is the skeleton again.")
+    return 0
+
+
+def cmd_solution(app: App, args: argparse.Namespace) -> int:
+    from rich.syntax import Syntax
+
+    kata = resolve(args.kata)
+    if not app.confirm(f"Show the reference solution of {kata.name}? Your report will say you "
+                       "saw it.", args.yes):
+        app.print("Not shown.")
+        return 1
+
+    def record(state: dict) -> None:
+        now = app.clock()
+        state["revealed"].setdefault(kata.name, {"at": iso(now), "t": now})
+        app.touch(state, kata)
+
+    app.store.update(record)
+    app.console.print(Syntax(kata.solution_path.read_text(encoding="utf-8"), "python",
+                             theme="ansi_dark", background_color="default"))
+    app.print(f"\nNow close it and write it yourself: kata reset {kata.id}, or kata mock {kata.id}.")
+    return 0
+
+
+def cmd_mock(app: App, args: argparse.Namespace) -> int:
+    if args.submit:
+        return submit_mock(app)
+    state = app.store.read()
+    running = state["mock"]
+    if running is not None:
+        kata = registry.get(running["kata"])
+        if args.kata and resolve(args.kata) != kata:
+            raise UsageError(f"a mock interview of {kata.name} is running: hand it in first "
+                             "(kata mock --submit)")
+        show_running_mock(app, running)
+        return 0
+    if args.minutes <= 0:
+        raise UsageError("--minutes must be a positive number")
+    if args.kata:
+        kata = resolve(args.kata)
+    else:
+        not_passed = [k for k in KATAS if best_status(state, k) != ALL_PASSED]
+        kata = app.rng.choice(not_passed or list(KATAS))
+    path = app.learner_file(kata)
+    if not app.is_untouched(kata):
+        if not app.confirm(f"A mock starts from the skeleton: back up {app.show_path(path)} "
+                           "and reset it?", args.yes):
+            app.print("No mock started.")
+            return 1
+        if path.is_file():
+            app.print(f"your file is backed up as {app.show_path(app.backup(kata))}")
+        app.restore_skeleton(kata)
+
+    def start(state: dict) -> dict:
+        now = app.clock()
+        state["mock"] = {"kata": kata.name, "started": now, "deadline": now + args.minutes * 60,
+                         "minutes": args.minutes}
+        app.touch(state, kata)
+        return state["mock"]
+
+    mock = app.store.update(start)
+    from rich.markdown import Markdown
+
+    app.console.rule(f"mock interview: {kata.name} - {kata.title}", style="bold")
+    app.console.print(Markdown(kata.readme_path.read_text(encoding="utf-8")))
+    app.console.rule(style="bold")
+    app.print(f"You have {countdown(mock['deadline'] - mock['started'])} (until "
+              f"{clock_time(mock['deadline'])}). Edit {app.show_path(path)}, then hand it in "
+              "with kata mock --submit. No hints: it is an interview.", style="bold")
+    return 0
+
+
+def show_running_mock(app: App, mock: dict) -> None:
+    kata = registry.get(mock["kata"])
+    left = mock["deadline"] - app.clock()
+    app.print(f"mock interview of {kata.name}: {countdown(left)} left (until "
+              f"{clock_time(mock['deadline'])}); edit {app.show_path(app.learner_file(kata))}, "
+              "then kata mock --submit", style="bold")
+
+
+def submit_mock(app: App, console: Console | None = None) -> int:
+    """Grade the running mock as it stands and record it; after the deadline it is recorded
+    as "time ran out". Exit status 0 only when it passes in time."""
+    console = console or app.console
+    mock = app.store.read()["mock"]
+    if mock is None:
+        raise UsageError("no mock interview is running: start one with kata mock")
+    kata = registry.get(mock["kata"])
+    now = app.clock()
+    late = now > mock["deadline"]
+    taken = min(now, mock["deadline"]) - mock["started"]
+    if app.learner_file(kata).is_file():
+        result = app.grade(kata, "mock", time_cap=mock["minutes"] * 60)
+    else:
+        result = KataResult(kata.name, error=f"{app.show_path(app.learner_file(kata))} is missing")
+    outcome = TIME_RAN_OUT if late else result.status
+
+    def finish(state: dict) -> None:
+        state["mock"] = None
+        state["mocks"].append({"kata": kata.name, "started": iso(mock["started"]),
+                               "minutes": mock["minutes"], "taken_s": round(taken, 1),
+                               "status": result.status, "outcome": outcome,
+                               "slugs": result.slugs})
+
+    app.store.update(finish)
+    app.render(result, console)
+    verdict = f"mock interview of {kata.name}: {outcome}"
+    if late:
+        verdict += f" after {mock['minutes']:g} min (graded as it stood: {result.status})"
+    else:
+        verdict += f" in {countdown(taken)} of {countdown(mock['minutes'] * 60)}"
+    console.print(f"\n{verdict}", style="bold", highlight=False)
+    return 0 if result.passed and not late else 1
+
+
+def settle_expired_mock(app: App, console: Console) -> bool:
+    """A running mock past its deadline is handed in as it stands, whatever command runs.
+    Returns whether there was one."""
+    mock = app.store.read()["mock"]
+    if mock is None or app.clock() <= mock["deadline"]:
+        return False
+    console.print(f"Time ran out for the mock interview of {mock['kata']}: grading it as "
+                  "it stands.", style="bold", highlight=False)
+    submit_mock(app, console)
+    console.print()
+    return True
+
+
+# --------------------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------------------
+
+def kata_summary(state: dict, kata: Kata) -> dict:
+    attempts = [a for a in state["attempts"] if a["kata"] == kata.name]
+    seen = collections.Counter(slug for a in attempts for slug in dict.fromkeys(a.get("slugs") or []))
+    revealed = state["revealed"].get(kata.name)
+    return {
+        "kata": kata.name,
+        "title": kata.title,
+        "best_status": best_status(state, kata),
+        "attempts": len(attempts),
+        "time_s": round(float(state["time"].get(kata.name, {}).get("total_s", 0.0)), 1),
+        "hints_used": hint_level(state, kata),
+        "hints_total": len(kata.hints),
+        "solution_revealed": revealed["at"] if isinstance(revealed, dict) else None,
+        "mistakes": dict(seen.most_common()),
+        "recurring_mistakes": [slug for slug, count in seen.most_common() if count >= 2],
+    }
+
+
+def practise_next(summaries: list[dict], state: dict) -> list[dict]:
+    """What to work on, most useful first: mistakes that keep coming back, katas still
+    failing, solutions seen but not yet written alone, follow-ups left, then new katas."""
+    passed_mocks = {m["kata"] for m in state["mocks"] if m.get("outcome") == ALL_PASSED}
+    buckets: list[list[dict]] = [[] for _ in range(5)]
+    for s in summaries:
+        status, recurring = s["best_status"], s["recurring_mistakes"]
+        if status != ALL_PASSED and recurring:
+            slug = recurring[0]
+            hint = MISTAKES[slug].hint if slug in MISTAKES else ""
+            buckets[0].append({"kata": s["kata"], "reason": f"{status}, and [{slug}] keeps coming "
+                               f"back ({s['mistakes'][slug]} attempts). {hint}".strip()})
+        elif status == FAILING:
+            buckets[1].append({"kata": s["kata"], "reason": "failing: kata hint may help"})
+        elif s["solution_revealed"] and s["kata"] not in passed_mocks:
+            buckets[2].append({"kata": s["kata"], "reason": "you saw the solution: write it "
+                               f"alone, timed (kata mock {s['kata'][:2]})"})
+        elif status == CORE_PASSED:
+            buckets[3].append({"kata": s["kata"], "reason": "core passed: the follow-ups are left"})
+        elif status == NOT_STARTED:
+            buckets[4].append({"kata": s["kata"], "reason": "not started"})
+    return [item for bucket in buckets for item in bucket]
+
+
+def build_report(app: App) -> dict:
+    state = app.store.read()
+    summaries = [kata_summary(state, kata) for kata in KATAS]
+    return {
+        "generated": iso(app.clock()),
+        "progress": progress_line({s["kata"]: s["best_status"] for s in summaries}),
+        "katas": summaries,
+        "mocks": state["mocks"],
+        "practise_next": practise_next(summaries, state),
+    }
+
+
+def report_markdown(report: dict) -> str:
+    lines = [f"# Attention katas: self-assessment ({report['generated'].replace('T', ' ')})", "",
+             report["progress"] + ".", "",
+             "| kata | best status | attempts | time | hints | solution seen | recurring mistakes |",
+             "|---|---|---|---|---|---|---|"]
+    for s in report["katas"]:
+        recurring = ", ".join(f"`{slug}` ×{s['mistakes'][slug]}" for slug in s["recurring_mistakes"])
+        lines.append(f"| {s['kata']} | {s['best_status']} | {s['attempts']} | {duration(s['time_s'])} "
+                     f"| {s['hints_used']}/{s['hints_total']} | "
+                     f"{'yes' if s['solution_revealed'] else 'no'} | {recurring or '-'} |")
+    if report["mocks"]:
+        lines += ["", "## Mock interviews", "", "| kata | started | time taken | result |",
+                  "|---|---|---|---|"]
+        for m in report["mocks"]:
+            lines.append(f"| {m['kata']} | {m['started'].replace('T', ' ')} | "
+                         f"{countdown(m['taken_s'])} of {countdown(m['minutes'] * 60)} | {m['outcome']} |")
+    lines += ["", "## What to practise next", ""]
+    if report["practise_next"]:
+        lines += [f"{n}. **{item['kata']}**: {item['reason']}"
+                  for n, item in enumerate(report["practise_next"], start=1)]
+    else:
+        lines.append("Every kata passes. Keep them fresh with timed mocks: `kata mock`.")
+    lines.append("")
+    lines.append("_Time counts the minutes between your actions on a kata; a pause of more than "
+                 f"{IDLE_GAP_S // 60} minutes counts as a break._")
+    return "\n".join(lines)
+
+
+def cmd_report(app: App, args: argparse.Namespace) -> int:
+    report = build_report(app)
+    text = json.dumps(report, indent=2, ensure_ascii=False) if args.json else report_markdown(report)
+    app.console.print(text, markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
+# --------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------
+
+COMMANDS = {"list": cmd_list, "check": cmd_check, "hint": cmd_hint, "watch": cmd_watch,
+            "reset": cmd_reset, "solution": cmd_solution, "mock": cmd_mock, "report": cmd_report}
+KATA_HELP = "an id (03_mha), number (3, 03) or short name (mha)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kata", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, summary: str, details: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=summary, description=f"{summary.capitalize()}.\n\n{details}",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    command("list", "every kata with its status, and what to do next",
+            "Statuses: not started (skeleton untouched), failing (with the first mistake the\n"
+            "grader recognised), core passed, all passed (follow-ups included). Only files\n"
+            "changed since they were last graded are graded again.")
+    p = command("check", "grade a kata and show the report",
+                "Runs the same checks as `pytest katas/NN_name`: core checks, then follow-ups,\n"
+                "with the mistakes recognised and their hints. Exit status 0 only when every\n"
+                "check passes, 1 when one fails, 2 on a usage error.\n\n"
+                "  kata check           the first kata not passed yet\n"
+                "  kata check mha       katas/03_mha/mha.py\n"
+                "  kata check 3 --impl ~/my_mha.py   grade another file (nothing recorded)")
+    p.add_argument("kata", nargs="?", help=f"the kata: {KATA_HELP}; default: the first not passed")
+    p.add_argument("--impl", metavar="PATH", help="grade the file at PATH instead of the kata's file")
+    p = command("hint", "the next hint for a kata",
+                "Each kata has three hints, one more per call: a nudge, the key idea, then\n"
+                "near-code. If your last attempt made a recognised mistake, its hint follows.")
+    p.add_argument("kata", help=KATA_HELP)
+    p.add_argument("--all", action="store_true", help="show the hints revealed so far, revealing no new one")
+    p = command("watch", "re-grade a kata every time its file is saved",
+                "Clears the screen and shows the report after each save; when the kata passes,\n"
+                "offers to move on to the next one. Ctrl-C stops.")
+    p.add_argument("kata", nargs="?", help=f"the kata: {KATA_HELP}; default: the first not passed")
+    p = command("reset", "restore a kata's skeleton",
+                "Your file is first copied to .kata/backups/NN_name/ (the path is printed).")
+    p.add_argument("kata", help=KATA_HELP)
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p = command("solution", "print a kata's reference solution",
+                "Asks first; once shown, `kata report` says you saw it.")
+    p.add_argument("kata", help=KATA_HELP)
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p = command("mock", "a timed mock interview",
+                "Starts one: picks a kata (default: a random one not passed yet), resets its file\n"
+                "to the skeleton (backing yours up), shows the task and starts the clock.\n"
+                "While it runs, `kata mock` shows the time left. Hand it in with\n"
+                "`kata mock --submit`; past the deadline, any kata command hands it in as it\n"
+                "stands, recorded as \"time ran out\".")
+    p.add_argument("kata", nargs="?", help=f"the kata: {KATA_HELP}; default: random, not passed yet")
+    p.add_argument("--minutes", type=float, default=DEFAULT_MOCK_MINUTES,
+                   help=f"time allowed (default {DEFAULT_MOCK_MINUTES})")
+    p.add_argument("--submit", action="store_true", help="hand in the running mock: grade and record it")
+    p.add_argument("--yes", "-y", action="store_true", help="reset a file with work in it without asking")
+    p = command("report", "a self-assessment of your practice",
+                "Per kata: best status, attempts, time spent, hints used, whether you saw the\n"
+                "solution, mistakes that came back in two or more attempts; your mock\n"
+                "interviews; and what to practise next. Markdown, or JSON with --json.")
+    p.add_argument("--json", action="store_true", help="JSON for machines instead of markdown")
+    return parser
+
+
+def main(argv: list[str] | None = None, *, root: Path | str | None = None,
+         console: Console | None = None, clock: Callable[[], float] | None = None,
+         rng: random.Random | None = None, file_changes: Callable[[Path], Iterable] | None = None,
+         interactive: bool | None = None) -> int:
+    """Run the ``kata`` command; returns its exit status. The keyword arguments replace the
+    real world for tests: the repository copy, the console, the clock, the random choice of
+    mock, the file watcher and whether stdin is a terminal."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, or a usage error argparse has already explained
+        return stop.code if isinstance(stop.code, int) else 0
+    app = App(root=Path(root or os.environ.get(ROOT_ENV_VAR) or REPO_ROOT).resolve(),
+              console=console or make_console(), clock=clock or time.time,
+              rng=rng or random.Random(), file_changes=file_changes or watch_file,
+              interactive=sys.stdin.isatty() if interactive is None else interactive)
+    command = args.command or "list"
+    quiet = command == "report" and args.json  # keep stdout pure JSON
+    try:
+        if not (command == "mock" and args.submit):
+            settled = settle_expired_mock(app, Console(stderr=True, highlight=False) if quiet
+                                          else app.console)
+            if settled and command == "mock":
+                app.print("Start another with kata mock.")  # not on the heels of the one that ended
+                return 0
+        if command in ("list", "check") and not getattr(args, "impl", None):
+            mock = app.store.read()["mock"]
+            if mock is not None:
+                show_running_mock(app, mock)
+        return COMMANDS[command](app, args)
+    except UsageError as error:
+        app.console.print(f"kata: {error}", markup=False, highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

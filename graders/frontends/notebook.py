@@ -1,0 +1,48 @@
+"""Grading from a kata's notebook: ``check`` for the code, ``quiz`` for the follow-up questions.
+
+In ``notebooks/03_mha.ipynb`` the learner fills in the skeleton cell (plain Python, so its
+names live in the notebook), then the grading cell runs::
+
+    result = check("03_mha", MultiheadAttention)
+
+which grades those objects with the same checks as ``pytest katas/03_mha``, in this process
+(``graders.core.session``), and prints the compact table: check, tier, result, mistake, hint,
+then the first failure's verdict. The learner's file in ``katas/`` is never read or written.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from graders.core import session
+from graders.frontends.quiz import quiz  # noqa: F401  (the notebooks import check and quiz from here)
+from graders.core.results import KataResult
+
+REPORT_WIDTH = 110  # wide enough for the hint column, narrow enough for a notebook
+
+
+def check(kata_key: str, *objects, **named) -> KataResult:
+    """Grade the notebook's ``objects`` (functions and classes, found by ``__name__``; or
+    passed as ``name=object``) as kata ``kata_key``; print the report and return the result.
+
+    A failing, unfinished or crashing implementation never raises here: it is a verdict.
+    """
+    from rich.console import Console
+
+    implementation = {}
+    for obj in objects:
+        name = getattr(obj, "__name__", None)
+        if name is None:
+            raise TypeError(f"check() takes functions and classes, or name=object; got {obj!r}")
+        implementation[name] = obj
+    implementation.update(named)
+    result = session.grade(kata_key, objects=implementation)
+    # Plain text on stdout (no Jupyter HTML, no colour codes): a stream output that reads
+    # the same in Jupyter, in nbclient's captured outputs and in a terminal.
+    console = Console(file=sys.stdout, force_jupyter=False, force_terminal=False,
+                      no_color=True, width=REPORT_WIDTH)
+    session.render(result, console)
+    if result.passed:
+        print("\nall checks pass")
+    return result
+
