@@ -27,6 +27,12 @@ ATTENTION_BUILTINS = (
     "torch.nn.functional.multi_head_attention_forward",
     "torch.nn.MultiheadAttention",
 )
+# The two tracks, in order: `kata list`, the README and the notebooks group katas by them.
+TRACKS = {
+    "foundations": "Foundations",
+    "models": "Full models and modern inference",
+}
+
 ENCODER_BUILTINS = (
     "torch.nn.TransformerEncoderLayer",
     "torch.nn.TransformerEncoder",
@@ -39,7 +45,9 @@ class Kata:
     name: str  # "01_attention": the folder under katas/, solutions/, notebooks/
     file: str  # "attention.py": the file the learner edits
     title: str
+    track: str  # a key of TRACKS
     difficulty: str  # "easy" | "medium" | "hard"
+    target_minutes: int  # a fair time for the kata in a mock interview (`kata mock`)
     prerequisites: tuple[str, ...]
     mistakes: tuple[str, ...]  # the catalogued slugs this kata's grader recognises (at least)
     forbidden: tuple[str, ...]
@@ -90,7 +98,9 @@ KATAS: tuple[Kata, ...] = (
         name="01_attention",
         file="attention.py",
         title="Single-head scaled dot-product attention",
+        track="foundations",
         difficulty="easy",
+        target_minutes=15,
         prerequisites=(),
         mistakes=(
             "missing-scale",
@@ -131,7 +141,9 @@ KATAS: tuple[Kata, ...] = (
         name="02_heads",
         file="heads.py",
         title="Splitting into h heads and merging them back",
+        track="foundations",
         difficulty="easy",
+        target_minutes=10,
         prerequisites=("01",),
         mistakes=(
             "reshape-without-transpose",
@@ -159,7 +171,9 @@ KATAS: tuple[Kata, ...] = (
         name="03_mha",
         file="mha.py",
         title="A minimal multi-head attention",
+        track="foundations",
         difficulty="medium",
+        target_minutes=25,
         prerequisites=("01", "02"),
         mistakes=(
             "reshape-without-transpose",
@@ -202,7 +216,9 @@ KATAS: tuple[Kata, ...] = (
         name="04_masks",
         file="masks.py",
         title="Causal, padding and merged masks",
+        track="foundations",
         difficulty="medium",
+        target_minutes=20,
         prerequisites=("01", "02"),
         mistakes=(
             "mask-inverted",
@@ -235,7 +251,9 @@ KATAS: tuple[Kata, ...] = (
         name="05_positional_encoding",
         file="positional_encoding.py",
         title="Sinusoidal positional encoding",
+        track="foundations",
         difficulty="easy",
+        target_minutes=15,
         prerequisites=(),
         mistakes=(
             "exponent-precedence",
@@ -271,7 +289,9 @@ KATAS: tuple[Kata, ...] = (
         name="06_encoder_layer",
         file="encoder_layer.py",
         title="A Transformer encoder layer and stack",
+        track="foundations",
         difficulty="hard",
+        target_minutes=30,
         prerequisites=("03", "04"),
         mistakes=(
             "norm-order-swapped",
@@ -309,7 +329,9 @@ KATAS: tuple[Kata, ...] = (
         name="07_flops",
         file="flops.py",
         title="Parameters and FLOPs of attention",
+        track="foundations",
         difficulty="medium",
+        target_minutes=20,
         prerequisites=("03", "06"),
         mistakes=(
             "macs-not-flops",
