@@ -1,3 +1,23 @@
-# Grading machinery for `pytest katas/NN_name` (options --impl / --solutions, verdicts,
-# scoreboard) and the self-tests' runner of grading sessions.
+"""The repository's root conftest.
+
+- ``graders.core.plugin``: the grading machinery for ``pytest katas/NN_name`` (options
+  --impl / --solutions, verdicts, scoreboard); ``pytester`` runs whole grading sessions
+  in process for the self-tests.
+- A bare ``pytest`` (the self-tests, what CI runs) spreads over every core with
+  pytest-xdist; ``-n 0`` runs them in one process. Grading a kata never goes parallel:
+  a learner's run would pay the workers' start-up for a second's worth of checks.
+"""
+
+import pytest
+
 pytest_plugins = ["graders.core.plugin", "pytester"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Before xdist reads its options: workers for the self-tests when none were asked for."""
+    running_selftests = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if (running_selftests and config.pluginmanager.hasplugin("xdist")
+            and config.option.numprocesses is None and not hasattr(config, "workerinput")):
+        config.option.numprocesses = "auto"
+        config.option.dist = "worksteal"
