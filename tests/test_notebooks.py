@@ -84,6 +84,19 @@ def test_notebook_ships_clean_with_the_skeleton_and_no_solution(kata):
             assert line not in code, f"solution code in the notebook: {line}"
 
 
+@by_name
+def test_problem_statement_speaks_of_the_notebook(kata):
+    """Inside a notebook the README's "Edit `mha.py` in this folder" and its block of pytest
+    commands would contradict the notebook's own introduction: the build rewords them."""
+    notebook = nbformat.read(kata.notebook_path, as_version=4)
+    problem = notebook.cells[1].source
+    assert problem.startswith("## The problem")
+    for folder_words in ("pytest", "in this folder", "Edit `"):
+        assert folder_words not in problem, f"the problem cell still says {folder_words!r}"
+    assert build.NOTEBOOK_EDIT in problem and build.NOTEBOOK_GRADING in problem
+    assert "pytest katas/" in kata.readme_path.read_text(), "the README itself keeps them"
+
+
 def _code_of(line: str) -> str:
     """A source line without indentation or a trailing comment."""
     return line.split("#")[0].strip()
