@@ -80,7 +80,8 @@ def title_markdown(kata: Kata) -> str:
     skeleton = kata.skeleton_path.relative_to(REPO_ROOT).as_posix()
     return (
         f"# Kata {kata.id} — {kata.title}\n\n"
-        f"**Difficulty:** {kata.difficulty} · **Prerequisites:** {prerequisites}\n\n"
+        f"**Difficulty:** {kata.difficulty} · **Mock target:** {kata.target_minutes} min · "
+        f"**Prerequisites:** {prerequisites}\n\n"
         "Run the cells from the top. First the problem, then a lesson that derives the idea "
         "step by step with the shape of every tensor, then the exercise: you write the code "
         "in the notebook and a grading cell checks it with the same grader as "

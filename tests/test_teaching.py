@@ -95,6 +95,8 @@ def test_dot_T_on_three_axes_is_deprecated_and_mT_is_not():
 
 
 def test_softmax_overflows_unless_the_maximum_is_subtracted():
+    assert "about 88 in float32" in text_of("notebooks/lessons/01_attention.py")
+    assert torch.tensor(88.0).exp().isfinite() and torch.tensor(89.0).exp().isinf()
     big = torch.tensor([1000.0, 999.0, 990.0])
     assert (big.exp() / big.exp().sum()).isnan().all()
     stable = (big - big.max()).exp() / (big - big.max()).exp().sum()
@@ -183,6 +185,8 @@ def test_scaled_embeddings_match_the_table_in_size():
     assert (embedding.weight * math.sqrt(512)).std().item() == pytest.approx(1.0, abs=0.02)
     table = solution("05").sinusoidal_positional_encoding(1000, 512)
     assert 0.6 < table.std().item() < 0.75
+    assert "some 15 times smaller" in text_of("notebooks/lessons/05_positional_encoding.py")
+    assert 14 < table.std().item() / embedding.weight.std().item() < 16.5
 
 
 # --- kata 06: the tuple, LayerNorm vs BatchNorm ---

@@ -325,7 +325,7 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             1.0, NUMBER,
             "1/√512 · √512 = 1: the same size as the table's sines and cosines (between -1 and 1), "
             "so the positions do not drown the tokens. Unscaled, the embeddings would be about "
-            "16 times smaller than the positions.",
+            "15 times smaller than the positions.",
             rel_tolerance=0.05),
         Question(
             "RoPE rotates a query at position m by m·θᵢ and a key at position n by n·θᵢ, pair by "

@@ -115,7 +115,7 @@ print("seq first, batch 1, no size-1 axis:", tuple((torch.zeros(5, 1, 8) + table
 # x Eᵀ), which wants small weights, and its entries start with a standard deviation of
 # about 1/√d_model (what the reference implementation, tensor2tensor, used). The table's
 # entries are sines and cosines between −1 and 1 (a standard deviation of about 0.7).
-# Unscaled, at d_model = 512 the tokens would be some 16 times smaller than
+# Unscaled, at d_model = 512 the tokens would be some 15 times smaller than
 # their positions, and the positions would drown them; multiplied by √d_model, both are
 # of size ~1. Measured:
 
