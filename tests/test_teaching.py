@@ -224,6 +224,24 @@ def test_flop_counter_counts_the_seq_first_layout_in_eval_no_grad():
     assert flops(seq_first.train(), x, x, x, grad=True, need_weights=False) == {"aten.addmm": projections}
 
 
+def test_flop_counter_counts_cuda_attention_kernels_but_not_the_cpu_one():
+    """Kata 07's README: the missed attention matmuls are a CPU matter. The CPU fused kernel
+    has no FLOP formula; the CUDA flash, memory-efficient and cuDNN kernels have one (checked
+    in the counter's registry, so that no GPU is needed)."""
+    from torch.utils.flop_counter import flop_registry
+
+    aten = torch.ops.aten
+    for kernel in (aten._scaled_dot_product_flash_attention,
+                   aten._scaled_dot_product_efficient_attention,
+                   aten._scaled_dot_product_cudnn_attention):
+        assert kernel in flop_registry, kernel
+    assert aten._scaled_dot_product_flash_attention_for_cpu not in flop_registry
+    q = torch.randn(1, 2, 8, 4)
+    with FlopCounterMode(display=False) as counter:
+        torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    assert counter.get_total_flops() == 0
+
+
 def test_training_cost_rules_of_thumb():
     """Kata 07's lesson: backward = 2 x forward, about 6 N FLOPs per token, about 12 d^2
     parameters per layer."""
