@@ -282,7 +282,7 @@ def tracked_files() -> list:
                                 text=True, check=True).stdout.splitlines()
         return [REPO_ROOT / name for name in listed]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: every file
-        skip = {".git", ".venv", ".kata", "__pycache__", ".pytest_cache"}
+        skip = {".git", ".venv", "venv", ".kata", "__pycache__", ".pytest_cache", "site-packages"}
         return [path for path in REPO_ROOT.rglob("*")
                 if path.is_file() and not skip & set(path.relative_to(REPO_ROOT).parts)]
 
