@@ -105,7 +105,7 @@ def _code_of(line: str) -> str:
 def test_grading_cell_names_every_public_object_of_the_skeleton():
     names = {kata.name: kata.public_names for kata in KATAS}
     assert names["01_attention"] == ("scaled_dot_product_attention", "SingleHeadAttention")
-    assert [len(names[k.name]) for k in KATAS] == [2, 4, 1, 3, 2, 2, 5]
+    assert [len(names[k.name]) for k in KATAS[:7]] == [2, 4, 1, 3, 2, 2, 5]  # the foundations
     assert build.grading_source(KATAS[2]) == 'result = check("03_mha", MultiheadAttention)'
 
 
