@@ -22,6 +22,7 @@ kata's name and the cell's index) and carries no outputs or execution counts.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -79,7 +80,8 @@ def title_markdown(kata: Kata) -> str:
     skeleton = kata.skeleton_path.relative_to(REPO_ROOT).as_posix()
     return (
         f"# Kata {kata.id} — {kata.title}\n\n"
-        f"**Difficulty:** {kata.difficulty} · **Prerequisites:** {prerequisites}\n\n"
+        f"**Difficulty:** {kata.difficulty} · **Mock target:** {kata.target_minutes} min · "
+        f"**Prerequisites:** {prerequisites}\n\n"
         "Run the cells from the top. First the problem, then a lesson that derives the idea "
         "step by step with the shape of every tensor, then the exercise: you write the code "
         "in the notebook and a grading cell checks it with the same grader as "
@@ -88,12 +90,40 @@ def title_markdown(kata: Kata) -> str:
     )
 
 
+# A README speaks of the kata's folder: "Edit `mha.py` in this folder", and a fenced block
+# of `pytest katas/...` commands under "Check your work". In a notebook the code is written
+# in the exercise cell and graded by the grading cell, so both are reworded there.
+EDIT_SENTENCE = re.compile(r"Edit\s+`[^`]+`(?:\s+in\s+this\s+folder)?")
+NOTEBOOK_EDIT = "Write your code in this notebook's exercise cell, after the lesson"
+NOTEBOOK_GRADING = ("In this notebook, run the grading cell that follows the exercise cell: "
+                    "it runs these checks on the code your exercise cell defines.")
+
+
+def _notebook_wording(text: str) -> str:
+    """The README's folder-and-terminal instructions, reworded for the notebook."""
+    text = EDIT_SENTENCE.sub(NOTEBOOK_EDIT, text)
+    out, block = [], None
+    for line in text.splitlines():
+        if block is None and line.startswith("```"):
+            block = [line]
+        elif block is not None:
+            block.append(line)
+            if line.startswith("```"):
+                commands = [b.strip() for b in block[1:-1] if b.strip()]
+                grading = commands and all(c.startswith(("pytest ", "kata ", "KATA_IMPL=")) for c in commands)
+                out += [NOTEBOOK_GRADING] if grading else block
+                block = None
+        else:
+            out.append(line)
+    return "\n".join(out + (block or []))
+
+
 def readme_markdown(kata: Kata) -> str:
-    """The README without its own title (the title cell has it)."""
+    """The README without its own title (the title cell has it), worded for the notebook."""
     lines = kata.readme_path.read_text().strip().splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
-    return "## The problem\n\n" + "\n".join(lines).strip()
+    return "## The problem\n\n" + _notebook_wording("\n".join(lines).strip())
 
 
 def exercise_markdown(kata: Kata) -> str:

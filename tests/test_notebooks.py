@@ -25,6 +25,7 @@ from torch import nn
 from graders.frontends import quiz as quiz_module
 from graders.frontends.notebook import check
 from graders.frontends.quiz import CHOICE, CORRECT, INTEGER, NUMBER, UNANSWERED, WRONG, Question, quiz
+from graders.core import registry
 from graders.core.registry import KATAS, NOTEBOOKS_DIR, Kata
 
 
@@ -83,6 +84,19 @@ def test_notebook_ships_clean_with_the_skeleton_and_no_solution(kata):
             assert line not in code, f"solution code in the notebook: {line}"
 
 
+@by_name
+def test_problem_statement_speaks_of_the_notebook(kata):
+    """Inside a notebook the README's "Edit `mha.py` in this folder" and its block of pytest
+    commands would contradict the notebook's own introduction: the build rewords them."""
+    notebook = nbformat.read(kata.notebook_path, as_version=4)
+    problem = notebook.cells[1].source
+    assert problem.startswith("## The problem")
+    for folder_words in ("pytest", "in this folder", "Edit `"):
+        assert folder_words not in problem, f"the problem cell still says {folder_words!r}"
+    assert build.NOTEBOOK_EDIT in problem and build.NOTEBOOK_GRADING in problem
+    assert "pytest katas/" in kata.readme_path.read_text(), "the README itself keeps them"
+
+
 def _code_of(line: str) -> str:
     """A source line without indentation or a trailing comment."""
     return line.split("#")[0].strip()
@@ -91,7 +105,7 @@ def _code_of(line: str) -> str:
 def test_grading_cell_names_every_public_object_of_the_skeleton():
     names = {kata.name: kata.public_names for kata in KATAS}
     assert names["01_attention"] == ("scaled_dot_product_attention", "SingleHeadAttention")
-    assert [len(names[k.name]) for k in KATAS] == [2, 4, 1, 3, 2, 2, 5]
+    assert [len(names[k.name]) for k in KATAS[:7]] == [2, 4, 1, 3, 2, 2, 5]  # the foundations
     assert build.grading_source(KATAS[2]) == 'result = check("03_mha", MultiheadAttention)'
 
 
@@ -99,13 +113,14 @@ def test_grading_cell_names_every_public_object_of_the_skeleton():
 
 def test_quiz_marks_right_wrong_and_unanswered_answers(capsys):
     result = quiz("07", {1: quiz_module.mha_parameters(768), 2: 12, 4: None})
-    assert result.outcomes == (CORRECT, WRONG, UNANSWERED, UNANSWERED)
+    assert result.outcomes[:4] == (CORRECT, WRONG, UNANSWERED, UNANSWERED)
+    assert set(result.outcomes[4:]) == {UNANSWERED}
     assert not result.all_correct and result.score == 1
     out = capsys.readouterr().out
     assert "1. correct" in out and "2. wrong: you said 12" in out and "3. unanswered" in out
     assert "4l²bd > 8lbd²" not in out, "the reasoning of an unanswered question stays hidden"
     assert "2,362,368" in out, "an answered question shows its reasoning"
-    assert "1/4 correct" in out
+    assert f"1/{len(result.outcomes)} correct" in out
 
 
 def test_quiz_accepts_answers_as_a_learner_types_them():
@@ -121,9 +136,9 @@ def test_quiz_accepts_answers_as_a_learner_types_them():
 
 
 @by_name
-def test_every_kata_has_a_quiz_of_two_to_four_questions(kata):
+def test_every_kata_has_a_quiz_of_two_to_eight_questions(kata):
     questions = quiz_module.questions(kata.id)
-    assert 2 <= len(questions) <= 4
+    assert 2 <= len(questions) <= 8
     key = quiz_module.answer_key(kata.id)
     assert quiz(kata.id, key).all_correct
 
@@ -154,6 +169,128 @@ def test_quiz_numbers_agree_with_pytorch():
     batch_of_row = torch.arange(2)[:, None]  # (b, 1): each row's batch element
     assert key["04_masks"][2] == batch_of_row.repeat_interleave(3, dim=0)[4].item()
     assert key["04_masks"][3] == batch_of_row.repeat(3, 1)[1].item()
+
+
+def _load_solution(kata: Kata):
+    spec = importlib.util.spec_from_file_location(f"_quiz_reference_{kata.id}", kata.solution_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _prompt(kata_id: str, words: str) -> int:
+    """The number of kata ``kata_id``'s one question whose prompt contains ``words``."""
+    numbers = [number for number, q in enumerate(quiz_module.questions(kata_id), start=1)
+               if words in q.prompt]
+    assert len(numbers) == 1, (kata_id, words, numbers)
+    return numbers[0]
+
+
+def _answer(kata_id: str, words: str):
+    question = quiz_module.questions(kata_id)[_prompt(kata_id, words) - 1]
+    return question.answer if question.kind != CHOICE else question.choices[ord(question.answer) - ord("A")]
+
+
+def test_interview_questions_agree_with_pytorch():
+    """The questions of issue 13 ("Questions interviewers ask"), each answer checked by
+    running PyTorch: softmax stability, the torch.where NaN-gradient trap, W_q = W_k, one head
+    vs many, float16 and -1e9, the last frequency, sqrt(d_model), RoPE, LayerNorm vs
+    BatchNorm, 12 d² per layer, backward = 2 x forward, 6 N per token."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    # 01: the stable softmax of [1000, 999], and the naive one overflows
+    big = torch.tensor([1000.0, 999.0])
+    assert (big.exp() / big.exp().sum()).isnan().all()
+    assert _answer("01", "[1000, 999]") == pytest.approx(big.softmax(-1)[0].item(), rel=1e-6)
+    # 01: torch.where after the softmax gives NaN gradients to the query and every key
+    query = torch.randn(3, 4, requires_grad=True)
+    key = torch.randn(5, 4, requires_grad=True)
+    float_mask = torch.zeros(3, 5)
+    float_mask[1] = float("-inf")
+    scores = query @ key.mT / 2 + float_mask
+    all_blocked = torch.isneginf(scores).all(-1, keepdim=True)
+    weights = torch.where(all_blocked, 0.0, scores.softmax(-1))
+    assert not weights.isnan().any()
+    (weights * torch.randn(3, 5)).sum().backward()
+    assert query.grad[1].isnan().all() and key.grad.isnan().any(-1).all()
+    assert "every key" in _answer("01", "torch.where(all_blocked")
+    # 01: W_q = W_k makes self-attention scores symmetric
+    attention = nn.MultiheadAttention(8, 1, batch_first=True)
+    with torch.no_grad():
+        attention.in_proj_weight[8:16] = attention.in_proj_weight[:8]
+        attention.in_proj_bias.zero_()
+    x = torch.randn(1, 6, 8)
+    q_and_k = x @ attention.in_proj_weight[:8].T
+    shared_scores = q_and_k @ q_and_k.mT
+    assert torch.allclose(shared_scores, shared_scores.mT, atol=1e-5)
+    assert _answer("01", "W_q = W_k") == "it becomes symmetric"
+    # 03: one head or eight: the same parameters and FLOPs
+    assert "same cost" in _answer("03", "one head of width E")
+    counts = []
+    for heads in (1, 8):
+        with torch.device("meta"):
+            module, x = nn.MultiheadAttention(512, heads), torch.empty(64, 2, 512)
+            with FlopCounterMode(display=False) as counter:
+                module(x, x, x, need_weights=True)
+        counts.append((sum(p.numel() for p in module.parameters()), counter.get_total_flops()))
+    assert counts[0] == counts[1]
+    # 04: masked_fill(-1e9) on float16 raises; a cast gives -inf
+    with pytest.raises(RuntimeError):
+        torch.zeros(2, dtype=torch.float16).masked_fill(torch.tensor([True, False]), -1e9)
+    assert torch.tensor(-1e9).half().item() == float("-inf")
+    assert _answer("04", "float16") == "raises an error"
+    # 05: the last frequency for d_model = 8, read off the reference table: PE[1, 2i] = sin(ω_i)
+    reference = _load_solution(registry.get("05"))
+    omega = torch.asin(reference.sinusoidal_positional_encoding(2, 8)[1, 6].double()).item()
+    assert _answer("05", "last column pair") == pytest.approx(omega, rel=1e-4)
+    assert _answer("05", "last column pair") == pytest.approx(0.001)
+    embedding = nn.Embedding(4096, 512)
+    nn.init.normal_(embedding.weight, std=512 ** -0.5)
+    scaled_std = (embedding.weight * math.sqrt(512)).std().item()
+    assert abs(scaled_std - _answer("05", "√d_model")) <= 0.02
+    # 05: RoPE, a query rotated at m and a key at n, depends on m - n only
+    theta = 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)  # (4,)
+
+    def rotate(v, position):  # v (8,) as 4 pairs (2i, 2i+1)
+        pairs = v.view(4, 2)
+        cos, sin = torch.cos(position * theta), torch.sin(position * theta)
+        return torch.stack([pairs[:, 0] * cos - pairs[:, 1] * sin,
+                            pairs[:, 0] * sin + pairs[:, 1] * cos], dim=-1).flatten()
+
+    q, k = torch.randn(8, dtype=torch.float64), torch.randn(8, dtype=torch.float64)
+    assert torch.allclose(rotate(q, 7) @ rotate(k, 3), rotate(q, 104) @ rotate(k, 100))
+    assert not torch.allclose(rotate(q, 7) @ rotate(k, 3), rotate(q, 8) @ rotate(k, 2))
+    assert _answer("05", "RoPE").startswith("m - n only")
+    # 06: BatchNorm's output for one sequence depends on another's padding; LayerNorm's does not
+    tokens = torch.randn(2, 5, 8)
+    other = tokens.clone()
+    other[1, 3:] = 100.0
+    layer_norm, batch_norm = nn.LayerNorm(8), nn.BatchNorm1d(8)
+    assert torch.allclose(layer_norm(tokens)[0], layer_norm(other)[0])
+    assert not torch.allclose(batch_norm(tokens.mT)[0], batch_norm(other.mT)[0])
+    assert "each token on its own" in _answer("06", "BatchNorm")
+    # 06: 12 d² weight-matrix parameters per layer with d_ff = 4d
+    with torch.device("meta"):
+        layer = nn.TransformerEncoderLayer(1024, 16, dim_feedforward=4096)
+    matrices = sum(p.numel() for p in layer.parameters() if p.dim() == 2)
+    assert _answer("06", "weight matrices") == matrices
+    # 07: backward = 2 x forward for a linear layer, and about 6 N FLOPs per token for a layer
+    assert _answer("07", "backward pass of a linear layer") == 2
+    with torch.device("meta"):
+        linear, x = nn.Linear(256, 512), torch.empty(32, 256, requires_grad=True)
+        with FlopCounterMode(display=False) as forward:
+            y = linear(x)
+        with FlopCounterMode(display=False) as backward:
+            y.sum().backward()
+    assert backward.get_total_flops() == 2 * forward.get_total_flops()
+    with torch.device("meta"):
+        layer = nn.TransformerEncoderLayer(512, 8, dim_feedforward=2048)
+        x = torch.empty(64, 4, 512, requires_grad=True)  # l = 64 << 6d: attention is small
+        with FlopCounterMode(display=False) as counter:
+            layer(x).sum().backward()
+    per_token = counter.get_total_flops() / (64 * 4)
+    assert 6.0 <= per_token / sum(p.numel() for p in layer.parameters()) <= 6.5
+    assert _answer("07", "7·10⁹ parameters") == pytest.approx(6 * 7e9 * 1e12)
 
 
 # --- check() without a kernel ---

@@ -1,6 +1,6 @@
 """The catalogue of recognised mistakes: slug -> one sentence of explanation and a hint.
 
-Slugs are stable identifiers (see ../shared/KATAS.md, section 4). Graders recognise a
+Slugs are stable identifiers (see CONTRACT.md, section 4). Graders recognise a
 mistake by *behaviour* (graders.core.mistakes); this module only holds the words.
 """
 
@@ -70,8 +70,8 @@ _ENTRIES = (
             "row i*h + j is batch i, head j.",
             "Split (n, b, h*d) into (n, b*h, d) and transpose: batch varies slowest."),
     Mistake("non-contiguous-view",
-            ".view() was called on a transposed (non-contiguous) tensor, which PyTorch "
-            "refuses.",
+            ".view() was asked to merge dimensions that are not laid out in that order in "
+            "memory (typically right after a transpose), which PyTorch refuses.",
             "Use .reshape(), or .contiguous().view(), after a transpose."),
     # --- multi-head attention (03) ---
     Mistake("qkv-chunk-order",

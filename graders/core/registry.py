@@ -116,24 +116,26 @@ KATAS: tuple[Kata, ...] = (
         hints=(
             "Write the formula down before any code: softmax(Q Kᵀ / √d_k + mask) V. Which "
             "axis of the scores runs over the keys? And what should a query whose keys are "
-            "all blocked get?",
+            "all blocked get - in the forward pass and in the backward pass?",
             "scores = query @ key.transpose(-2, -1) has shape (..., n, m): one row per query, "
             "one column per key. Scale by 1/sqrt(d_k) (d_k = query.size(-1)) *before* the "
             "softmax, which normalises each row (dim=-1). A bool mask is True where a key is "
-            "blocked (fill with -inf); a float mask is added. An all -inf row gives NaN: make "
-            "its weights zeros. SingleHeadAttention: q_proj/k_proj/v_proj, attend, out_proj; "
-            "batch_first=False means (seq, batch, d).",
-            "scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))\n"
+            "blocked (fill with -inf); a float mask is added. An all -inf row gives NaN: give "
+            "such rows harmless scores *before* the softmax and zero their weights after. "
+            "Zeroing the NaN weights alone (torch.where after the softmax) still leaves NaN "
+            "gradients with a float -inf mask. SingleHeadAttention: q_proj/k_proj/v_proj, "
+            "attend, out_proj; batch_first=False means (seq, batch, d).",
+            "# scores (..., n, m) already scaled; attn_mask bool (True = blocked), float or None\n"
             "if attn_mask is not None and attn_mask.dtype == torch.bool:\n"
             "    scores = scores.masked_fill(attn_mask, float('-inf'))\n"
             "elif attn_mask is not None:\n"
             "    scores = scores + attn_mask\n"
-            "weights = torch.softmax(scores, dim=-1)\n"
-            "weights = weights.masked_fill(torch.isneginf(scores).all(-1, keepdim=True), 0.0)\n"
-            "return weights @ value, weights\n"
-            "# forward: unless batch_first, transpose(0, 1) on the way in and out; in between\n"
-            "#   out, w = scaled_dot_product_attention(self.q_proj(q), self.k_proj(k), ...)\n"
-            "#   return self.out_proj(out), w",
+            "all_blocked = torch.isneginf(scores).all(dim=-1, keepdim=True)   # (..., n, 1)\n"
+            "# neutralise the blocked rows *before* the softmax (no NaN, forward or backward),\n"
+            "# then give them zero weights\n"
+            "weights = scores.masked_fill(all_blocked, 0.0).softmax(dim=-1).masked_fill(all_blocked, 0.0)\n"
+            "# then: output = weights @ value. The module: unless batch_first, transpose(0, 1)\n"
+            "# on the way in and out; project, attend, out_proj.",
         ),
     ),
     Kata(
@@ -155,15 +157,20 @@ KATAS: tuple[Kata, ...] = (
         hints=(
             "Draw the last dimension of (b, n, h*d) as h blocks of d columns. Head i is block "
             "i. Which reshape keeps each block together, and which axis then has to move?",
-            "Split the last dimension as (h, d) - head outermost - with view(b, n, h, d), "
-            "then transpose(1, 2) to (b, h, n, d). Reshaping straight to (b, h, n, d) mixes "
-            "tokens across heads. Merging is the inverse: transpose back first, then reshape "
-            "(view fails on a transposed tensor). Seq-first: rows are batch-major, row i*h + "
-            "j = batch i, head j.",
-            "split_heads:           x.view(b, n, h, d).transpose(1, 2)\n"
-            "merge_heads:           x.transpose(1, 2).reshape(b, n, h * d)\n"
-            "split_heads_seq_first: x.reshape(n, b * h, d).transpose(0, 1)\n"
-            "merge_heads_seq_first: x.transpose(0, 1).reshape(n, batch_size, h * d)",
+            "Two steps, not one: first cut the last axis into (heads, width) with the head "
+            "index as the *outer* factor - a cut changes no memory, so each block stays "
+            "together - then move the head axis next to the batch. A single reshape to "
+            "(b, h, n, d) has the right shape but deals whole tokens to the heads. Merging is "
+            "the same two steps in reverse; after moving an axis the memory is out of order, "
+            "so gluing axes needs a copy (view refuses, reshape copies when it must). "
+            "Seq-first: fold batch and heads into one axis with the batch as the outer factor "
+            "(row i*h + j = batch i, head j).",
+            "b, n, E = x.shape; h = num_heads; d = E // h         # x (b, n, E)\n"
+            "heads = x.view(b, n, h, d).transpose(1, 2)           # split_heads: (b, h, n, d)\n"
+            "merged = heads.transpose(1, 2).reshape(b, n, h * d)  # merge_heads: reshape, not view\n"
+            "# seq-first x_sf (n, b, E): cut the columns, fold (b, h) batch-major, tokens second\n"
+            "rows = x_sf.reshape(x_sf.size(0), x_sf.size(1) * h, d).transpose(0, 1)   # (b*h, n, d)\n"
+            "# merge_heads_seq_first undoes it: transpose back, then reshape to (n, b, h*d)",
         ),
     ),
     Kata(
@@ -202,13 +209,17 @@ KATAS: tuple[Kata, ...] = (
             "Split into heads of width E // h (kata 02), scale by 1/sqrt(head_dim) - not "
             "1/sqrt(E) - softmax over the keys, dropout only in training, merge the heads, "
             "out_proj. Return per-head weights (b, h, n, m), not their mean.",
-            "# unless batch_first: query, key, value = (x.transpose(0, 1) for x in ...)\n"
-            "w_q, w_k, w_v = self.in_proj_weight.chunk(3)   # biases likewise, or None\n"
-            "q = F.linear(query, w_q, b_q).view(b, n, h, d).transpose(1, 2)   # k, v: length m\n"
+            "# batch first here (unless batch_first, transpose(0, 1) on the way in and out):\n"
+            "b, n, E = query.shape; m = key.size(1); h = self.num_heads; d = E // h\n"
+            "w_q, w_k, w_v = self.in_proj_weight.chunk(3)\n"
+            "b_q, b_k, b_v = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)\n"
+            "q = F.linear(query, w_q, b_q).view(b, n, h, d).transpose(1, 2)   # (b, h, n, d)\n"
+            "k = F.linear(key, w_k, b_k).view(b, m, h, d).transpose(1, 2)     # (b, h, m, d)\n"
+            "v = F.linear(value, w_v, b_v).view(b, m, h, d).transpose(1, 2)   # (b, h, m, d)\n"
             "weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)\n"
             "weights = F.dropout(weights, self.dropout, training=self.training)\n"
-            "out = self.out_proj((weights @ v).transpose(1, 2).reshape(b, n, E))\n"
-            "# transpose out back unless batch_first; return out, weights if need_weights else None",
+            "out = self.out_proj((weights @ v).transpose(1, 2).reshape(b, n, E))   # (b, n, E)\n"
+            "# return out, weights if need_weights else None",
         ),
     ),
     Kata(
@@ -237,13 +248,19 @@ KATAS: tuple[Kata, ...] = (
             "position is blocked if *either* mask blocks it (add the -inf masks, or | the "
             "bools); a float attn_mask's values are kept and added, not turned into yes/no. "
             "Padding is per batch element: expand (b, m) to batch-major rows (b*h, 1, m) - "
-            "row i*h + j is batch i.",
-            "causal = torch.triu(torch.full((size, size), float('-inf'), device=device), diagonal=1)\n"
-            "padded = torch.arange(max_len)[None, :] >= torch.as_tensor(lengths)[:, None]\n"
-            "merged = attn_mask.to(dtype) if float, else zeros(shape).masked_fill(attn_mask, -inf)\n"
-            "pad = zeros((b, m), dtype).masked_fill(key_padding_mask, -inf)\n"
-            "pad = pad.repeat_interleave(num_heads, dim=0).unsqueeze(1)   # (b*h, 1, m)\n"
-            "return pad if merged is None else merged + pad   # None when both are None",
+            "row i*h + j is batch i. Build every new tensor on the device of the masks you "
+            "were given.",
+            "causal = torch.full((size, size), float('-inf'), device=device).triu(diagonal=1)\n"
+            "lengths = torch.as_tensor(lengths)\n"
+            "max_len = int(lengths.max()) if max_len is None else max_len\n"
+            "padded = torch.arange(max_len, device=lengths.device)[None, :] >= lengths[:, None]\n"
+            "# merge_masks, when neither mask is None (otherwise use the one there is, or None):\n"
+            "def additive(mask):   # bool -> 0 / -inf; float -> its values, in `dtype`\n"
+            "    if mask.dtype != torch.bool:\n"
+            "        return mask.to(dtype)\n"
+            "    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float('-inf'))\n"
+            "pad = additive(key_padding_mask).repeat_interleave(num_heads, dim=0).unsqueeze(1)   # (b*h, 1, m)\n"
+            "merged = additive(attn_mask) + pad   # broadcasts to (b*h, n, m)",
         ),
     ),
     Kata(
@@ -274,14 +291,15 @@ KATAS: tuple[Kata, ...] = (
             "ones (1::2), interleaved, not in two halves; an odd d_model has one cos column "
             "fewer. Positions start at 0. Keep the table with register_buffer('pe', ...) and "
             "add pe[:seq] along the sequence axis of x (axis 0, or 1 with batch_first).",
-            "pos = torch.arange(max_len, dtype=torch.float64)[:, None]\n"
-            "two_i = torch.arange(0, d_model, 2, dtype=torch.float64)\n"
-            "angles = pos / base ** (two_i / d_model)\n"
+            "pos = torch.arange(max_len, dtype=torch.float64)[:, None]          # (max_len, 1)\n"
+            "two_i = torch.arange(0, d_model, 2, dtype=torch.float64)           # (ceil(d/2),)\n"
+            "angles = pos / base ** (two_i / d_model)                           # (max_len, ceil(d/2))\n"
             "pe = torch.empty(max_len, d_model, dtype=torch.float64)\n"
-            "pe[:, 0::2] = angles.sin(); pe[:, 1::2] = angles[:, : d_model // 2].cos()\n"
-            "# __init__: self.register_buffer('pe', table.to(torch.get_default_dtype()))\n"
-            "# forward: pe = self.pe[:seq].to(x.dtype); unsqueeze(0) if batch_first else unsqueeze(1)\n"
-            "#          raise ValueError when seq > max_len; return self.dropout(x + pe)",
+            "pe[:, 0::2] = angles.sin()\n"
+            "pe[:, 1::2] = angles[:, : d_model // 2].cos()\n"
+            "# __init__: self.register_buffer('pe', pe.to(torch.get_default_dtype()))\n"
+            "# forward: raise ValueError when seq > max_len; pe = self.pe[:seq].to(x.dtype),\n"
+            "#          unsqueeze(0) if batch_first else unsqueeze(1); return self.dropout(x + pe)",
         ),
     ),
     Kata(
@@ -310,18 +328,22 @@ KATAS: tuple[Kata, ...] = (
             "norm_first decides.",
             "Post-LN (norm_first=False): x = norm1(x + sa(x)); x = norm2(x + ff(x)). Pre-LN: "
             "x = x + sa(norm1(x)); x = x + ff(norm2(x)) - the residual adds the un-normalised "
-            "x. ff = dropout2(linear2(dropout(activation(linear1(x))))). Pass both masks to "
-            "self_attn. The encoder deep-copies the layer num_layers times (independent "
-            "weights) and applies norm at the end when given.",
-            "self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout, batch_first=batch_first)\n"
-            "def _sa(self, x, mask, pad):\n"
-            "    return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=pad,\n"
-            "                                        need_weights=False)[0])\n"
-            "def _ff(self, x):\n"
+            "x. Where people stumble: activation is a string (\"relu\", \"gelu\") *or* a "
+            "callable - turn it into a function once; self_attn returns a tuple (output, "
+            "weights): take [0], and need_weights=False skips the weights; pass src_mask as "
+            "attn_mask and src_key_padding_mask as key_padding_mask. The encoder's layers are "
+            "copy.deepcopy copies (not [layer] * n), it hands its `mask` to each layer as "
+            "src_mask, and applies norm at the end when given.",
+            "activation = {'relu': F.relu, 'gelu': F.gelu}[activation] if isinstance(activation, str) else activation\n"
+            "def _sa(self, x, attn_mask, key_padding_mask):   # self-attention sub-block\n"
+            "    out = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,\n"
+            "                         need_weights=False)[0]   # a tuple: (output, weights)\n"
+            "    return self.dropout1(out)\n"
+            "def _ff(self, x):                                  # feed-forward sub-block\n"
             "    return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))\n"
             "# forward: Pre-LN x = x + self._sa(self.norm1(x), ...); x = x + self._ff(self.norm2(x))\n"
             "#          Post-LN x = self.norm1(x + self._sa(x, ...)); x = self.norm2(x + self._ff(x))\n"
-            "# encoder: nn.ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))",
+            "layers = nn.ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))",
         ),
     ),
     Kata(
@@ -353,9 +375,9 @@ KATAS: tuple[Kata, ...] = (
             "weights plus four length-d biases. Memory: b*h*l*l elements of the dtype's size.",
             "params = 4*d*d + (4*d if bias else 0)\n"
             "cross  = 2*(2*n*b*d*d) + 2*(2*m*b*d*d) + 2*(2*b*n*m*d)   # n = tgt_len, m = src_len\n"
-            "mha    = cross_attention_flops(l, l, b, d, h)            # 8*l*b*d*d + 4*l*l*b*d\n"
+            "mha    = 2*(2*l*b*d*d) + 2*(2*l*b*d*d) + 2*(2*b*l*l*d)   # cross-attention with n = m = l\n"
             "layer  = mha + 2*(2*l*b*d*d_ff)                           # the two feed-forward linears\n"
-            "bytes  = b*h*l*l * torch.empty((), dtype=dtype).element_size()",
+            "nbytes = b*h*l*l * torch.empty((), dtype=dtype).element_size()",
         ),
     ),
 )

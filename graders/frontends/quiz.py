@@ -1,6 +1,6 @@
 """The quiz at the end of each kata's notebook: an interviewer's follow-up questions, as data.
 
-Each kata has 2-4 :class:`Question` s. ``notebooks/build.py`` turns them into the quiz cells
+Each kata has 2-8 :class:`Question` s. ``notebooks/build.py`` turns them into the quiz cells
 (the prompts in markdown, then an ``answers = {1: None, ...}`` cell that calls
 :func:`quiz`), so the questions in a notebook cannot drift from the ones graded here.
 Expected numbers are computed from the formulas below, not typed in; the self-tests check
@@ -145,6 +145,48 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             8 * 1024 * 1024 * 4 // MiB, INTEGER,
             "8 · 1024 · 1024 scores × 4 bytes = 33,554,432 bytes = 32 MiB. It grows as n·m: "
             "doubling the sequence length quadruples it."),
+        Question(
+            "Computed as written, exp(x) / exp(x).sum(), the float32 softmax of the scores "
+            "[1000, 999] is NaN. What is its first weight, computed stably (3 decimals)?",
+            1 / (1 + math.exp(-1)), NUMBER,
+            "exp(1000) overflows to inf and inf / inf = NaN. Subtracting the maximum changes "
+            "nothing mathematically, softmax(x) = softmax(x - max x), and leaves exponents ≤ 0: "
+            "softmax([0, -1]) = [1 / (1 + e⁻¹), e⁻¹ / (1 + e⁻¹)] = [0.731, 0.269]. "
+            "torch.softmax does this for you.",
+            rel_tolerance=0.002),
+        Question(
+            "A float mask blocks every key of one query with -inf. You compute the softmax, then "
+            "replace that row's NaN weights with `torch.where(all_blocked, 0.0, weights)`. "
+            "What is still wrong?",
+            "C", CHOICE,
+            "The forward pass is fixed, but the softmax's backward multiplies by that row's NaN "
+            "weights: 0 · NaN = NaN reaches its scores, and through query @ key.mT the gradient "
+            "of that query and of every key. Give fully blocked rows finite scores before the "
+            "softmax (masked_fill(all_blocked, 0.0)), then zero their weights. (With a bool "
+            "mask, masked_fill's backward happens to stop the NaN.)",
+            choices=("nothing", "the output of that query is NaN",
+                     "the gradients of that query and of every key are NaN",
+                     "the other queries' weights no longer sum to 1")),
+        Question(
+            "Why did the Transformer use scaled dot-product attention rather than additive "
+            "attention, vᵀ tanh(W q + U k)?",
+            "B", CHOICE,
+            "Both score a query against a key; the dot product does it for all pairs with one "
+            "matmul, which is much faster and needs no (n, m, width) hidden tensor. Unscaled, it "
+            "fell behind additive attention for large d_k because the scores' variance grows "
+            "like d_k and saturates the softmax: the 1/√d_k removes that weakness.",
+            choices=("it is more accurate at every width",
+                     "it is one matmul for all pairs, and 1/√d_k fixes its weakness at large d_k",
+                     "additive attention cannot be masked",
+                     "it has more parameters to learn with")),
+        Question(
+            "In self-attention, what happens to the (n, n) score matrix if W_q = W_k?",
+            "A", CHOICE,
+            "Scores become (W x_i) · (W x_j), the same for (i, j) and (j, i): token i attends to "
+            "j exactly as much as j to i, and a token's score with itself, |W x_i|², tends to top "
+            "its row. Separate W_q and W_k let what a token looks for differ from what it offers.",
+            choices=("it becomes symmetric", "it becomes lower triangular",
+                     "its rows sum to 1", "nothing changes")),
     ),
     "02_heads": (
         Question(
@@ -190,6 +232,17 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             512 // 8, INTEGER,
             "Each head is an attention of width head_dim = 512 / 8 = 64, so its dot products "
             "have variance 64: divide by √64 = 8, not by √512."),
+        Question(
+            "Why h heads of width E/h rather than one head of width E?",
+            "C", CHOICE,
+            "Parameters (4E² + 4E) and FLOPs are the same whatever h is. One head gives each "
+            "query a single distribution over the keys, one weighted average; h heads give it h "
+            "independent distributions, so it can take one thing from one token and another from "
+            "another token, and W_o combines them. The price: each head compares in only E/h "
+            "dimensions.",
+            choices=("fewer parameters", "fewer FLOPs",
+                     "each query gets h independent distributions over the keys, at the same cost",
+                     "it makes attention linear in the sequence length")),
     ),
     "04_masks": (
         Question(
@@ -217,6 +270,15 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "mask forbids it. Bool masks combine with |; float masks add (-inf + 0 = -inf).",
             choices=("both masks block it", "either mask blocks it",
                      "the attention mask blocks it", "the padding mask blocks it")),
+        Question(
+            "`scores` is float16. What does `scores.masked_fill(mask, -1e9)` do?",
+            "C", CHOICE,
+            "-1e9 does not fit in float16 (largest magnitude 65504), and masked_fill refuses a "
+            "value it cannot convert: it raises. A cast would have given -inf. Code that wants a "
+            "finite 'very negative' value uses torch.finfo(scores.dtype).min; this kata uses "
+            "-inf.",
+            choices=("fills -1e9", "fills -inf", "raises an error",
+                     "fills -65504, float16's most negative value")),
     ),
     "05_positional_encoding": (
         Question(
@@ -248,6 +310,32 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                      "so it moves with .to() and is saved, without being trained",
                      "so it is recomputed on every forward",
                      "buffers are faster to add")),
+        Question(
+            "With d_model = 8 and base = 10000, what is the frequency ω of the last column pair "
+            "(i = 3)?",
+            10000.0 ** (-6 / 8), NUMBER,
+            "ω_i = base^(-2i/d_model) = 10000^(-6/8) = 0.001. The last frequency is "
+            "base^(-(d_model-2)/d_model): near 1/base only when d_model is large "
+            "(1.04e-4 for 512).",
+            rel_tolerance=0.01),
+        Question(
+            "Token embeddings start with a standard deviation of 1/√512 (d_model = 512) and are "
+            "multiplied by √d_model before the table is added. What is their standard deviation "
+            "then?",
+            1.0, NUMBER,
+            "1/√512 · √512 = 1: the same size as the table's sines and cosines (between -1 and 1), "
+            "so the positions do not drown the tokens. Unscaled, the embeddings would be about "
+            "15 times smaller than the positions.",
+            rel_tolerance=0.05),
+        Question(
+            "RoPE rotates a query at position m by m·θᵢ and a key at position n by n·θᵢ, pair by "
+            "pair. Their dot product depends on…",
+            "B", CHOICE,
+            "Rotating q by mθ and k by nθ leaves q·k depending on the rotation between them, "
+            "(m - n)θ: relative positions, with nothing added to the embeddings. It is applied to "
+            "queries and keys in every layer, never to the values. (Kata 12.)",
+            choices=("m + n", "m - n only (and the vectors q and k)", "m only",
+                     "neither position")),
     ),
     "06_encoder_layer": (
         Question(
@@ -272,6 +360,33 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "The encoder deep-copies the layer six times, so each layer has its own weights: "
             "6 · 3,152,384 = 18,914,304. If the six entries were the same module, the count "
             "would stay at 3,152,384 and the layers would share (and train) one set of weights."),
+        Question(
+            "Why do Transformers use LayerNorm rather than BatchNorm?",
+            "D", CHOICE,
+            "BatchNorm's statistics run over the batch (and the positions): a token's output "
+            "would depend on the other sequences, their lengths and padding and the batch size, "
+            "and inference would use running averages. LayerNorm normalises each token over its "
+            "own d_model features, the same in training and inference.",
+            choices=("BatchNorm has no learned parameters", "LayerNorm is cheaper",
+                     "BatchNorm cannot be used with dropout",
+                     "LayerNorm normalises each token on its own, independent of batch, length "
+                     "and padding")),
+        Question(
+            "What do Llama-style models use in place of the original Post-LN layer with a ReLU "
+            "feed-forward?",
+            "B", CHOICE,
+            "Pre-LN (stable without warm-up, at the price of a residual stream that grows with "
+            "depth and needs a final norm), with RMSNorm (x / rms(x) · g: no mean, no bias) and a "
+            "gated SwiGLU feed-forward, W₂(silu(W₁x) ⊙ W₃x), of hidden width about 8/3·d.",
+            choices=("Post-LN with BatchNorm", "Pre-norm with RMSNorm and a SwiGLU feed-forward",
+                     "no normalisation at all", "Post-LN with GELU")),
+        Question(
+            "Counting only the weight matrices, how many parameters does one encoder layer with "
+            "d = 1024 and d_ff = 4d have?",
+            12 * 1024 * 1024, INTEGER,
+            "Attention: W_q, W_k, W_v, W_o, 4d². Feed-forward: d × 4d and 4d × d, 8d². Total 12d² "
+            "= 12,582,912; biases and norms add only O(d). The rule of thumb for sizing a model: "
+            "12·d² per layer."),
     ),
     "07_flops": (
         Question(
@@ -295,6 +410,21 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             4, INTEGER,
             "The score matrix is l × l: attention is O(n²·d) in time and O(n²) in memory per "
             "head, while the projections grow only linearly in l."),
+        Question(
+            "The backward pass of a linear layer costs how many times the FLOPs of its forward "
+            "pass?",
+            2, INTEGER,
+            "Forward: Y = X Wᵀ, one matmul. Backward: the gradient for the input, dY W, and the "
+            "gradient for the weights, dYᵀ X, two matmuls of the same size. A training step is "
+            "about 3 × the forward."),
+        Question(
+            "At about 6 FLOPs per parameter per token, how many FLOPs does training a model of "
+            "7·10⁹ parameters on 10¹² tokens take?",
+            6 * 7e9 * 1e12, NUMBER,
+            "2N per token forward (one multiply-add per parameter), 4N backward: 6 · 7·10⁹ · 10¹² "
+            "= 4.2·10²². The attention matmuls come on top, 4·l·d per token and layer against "
+            "24·d² for the rest: small while the context l is well below 6d.",
+            rel_tolerance=0.05),
     ),
 }
 

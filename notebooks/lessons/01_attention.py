@@ -12,9 +12,11 @@
 # | S = Q Kᵀ | (n, m) |
 #
 # Entry S[i, j] is the dot product of query i with key j. **Row i belongs to query i**;
-# column j to key j. With batch dimensions in front, `key.transpose(-2, -1)` swaps only the
-# last two axes, so `query @ key.transpose(-2, -1)` works for (n, d_k), (b, n, d_k) and
-# (b, h, n, d_k) alike (`key.T` would reverse *every* axis).
+# column j to key j. With batch dimensions in front, `key.transpose(-2, -1)` (or its
+# short form `key.mT`, "matrix transpose") swaps only the last two axes, so
+# `query @ key.transpose(-2, -1)` works for (n, d_k), (b, n, d_k) and (b, h, n, d_k) alike.
+# Don't write `key.T` for that: on more than two axes it reverses *every* axis, and
+# PyTorch deprecates it there (a warning today, an error in a future release).
 
 # %%
 n, m, d_k = 3, 5, 4
@@ -24,7 +26,8 @@ scores = q @ k.transpose(-2, -1)
 print("q", tuple(q.shape), "k", tuple(k.shape), "-> scores", tuple(scores.shape))  # (3, 5)
 
 batched_k = torch.randn(2, m, d_k)                                    # (b, m, d_k)
-print("batched keys transposed:", tuple(batched_k.transpose(-2, -1).shape))  # (2, 4, 5)
+print("batched keys transposed:", tuple(batched_k.transpose(-2, -1).shape),  # (2, 4, 5)
+      "| .mT:", tuple(batched_k.mT.shape))                                  # the same
 
 # %% [markdown]
 # ## 2. Why divide by √d_k
@@ -54,6 +57,14 @@ for width in (4, 64, 512):
           f"var(q·k / √d_k) = {(dots / math.sqrt(width)).var():.2f}")
 
 # %% [markdown]
+# This variance argument is also the answer to "additive or dot-product attention?".
+# Additive attention (Bahdanau et al., 2015) scores a pair with a small network,
+# vᵀ tanh(W q + U k); dot-product attention scores it with q · k, which for all pairs at
+# once is a single matmul, much faster on a GPU. Vaswani et al. found the two about equally
+# good for small d_k, but unscaled dot products falling behind for large d_k, and blamed the
+# variance growing like d_k: hence the 1/√d_k, which makes dot-product attention as
+# well-behaved as additive attention at any width.
+#
 # The same eight scores, unscaled and scaled, for d_k = 512. Watch the largest weight and the
 # size of the softmax's gradient:
 
@@ -92,6 +103,24 @@ v = torch.randn(m, 2)                                # (m, d_v) with d_v = 2
 print("output shape:", tuple((weights @ v).shape))   # (n, d_v) = (3, 2)
 
 # %% [markdown]
+# ### Softmax without overflow
+#
+# softmax(x)ᵢ = e^(xᵢ) / Σⱼ e^(xⱼ) computed as written overflows as soon as a score passes
+# about 88 in float32 (e^89 > 3.4·10³⁸): inf / inf = NaN. Subtracting any constant c from
+# every score changes nothing, e^(xᵢ − c) / Σⱼ e^(xⱼ − c) = softmax(x)ᵢ, so real
+# implementations subtract the row's **maximum**: every exponent is then ≤ 0, each
+# e^(xᵢ − max) is at most 1, and the largest is exactly 1, so the sum cannot be 0 either.
+# `torch.softmax` does this for you; write it out when you implement a softmax by hand
+# (kata 14's online softmax keeps a running maximum for the same reason).
+
+# %%
+big = torch.tensor([1000.0, 999.0, 990.0])                            # (3,) float32
+naive = big.exp() / big.exp().sum()
+stable = (big - big.max()).exp() / (big - big.max()).exp().sum()
+print("naive :", naive)                                               # inf / inf = nan
+print("stable:", stable, "| torch.softmax:", big.softmax(-1))
+
+# %% [markdown]
 # ## 4. What a mask does to a row
 #
 # A mask says which keys a query may not look at: padding, or the future in a decoder. In
@@ -103,7 +132,8 @@ print("output shape:", tuple((weights @ v).shape))   # (n, d_v) = (3, 2)
 #
 # Masking *after* the softmax is a classic mistake: zeroing a weight then leaves a row
 # that sums to less than 1. And a query whose keys are *all* blocked has a row of −∞, whose
-# softmax is 0/0 = NaN; this kata's contract gives such a query all-zero weights instead.
+# softmax is 0/0 = NaN; this kata's contract gives such a query all-zero weights instead
+# (what `F.scaled_dot_product_attention` returns; `nn.MultiheadAttention` gives NaN there).
 
 # %%
 row = torch.tensor([[2.0, 1.0, 0.5, -1.0]])                 # one query, four keys: (1, 4)
@@ -113,6 +143,45 @@ print("mask, then soft. ", row.masked_fill(blocked, float("-inf")).softmax(-1)) 
 after = row.softmax(-1).masked_fill(blocked, 0.0)
 print("soft., then mask ", after, "sum", round(after.sum().item(), 4))           # sums to < 1
 print("all keys blocked ", torch.full((1, 4), float("-inf")).softmax(-1))        # NaN
+
+# %% [markdown]
+# ### Fully blocked rows: right forwards *and* backwards
+#
+# The tempting fix is to replace the NaN weights after the softmax,
+# `torch.where(all_blocked, 0.0, weights)`. The forward pass is then right, but the
+# backward pass is not, when the mask is a **float** mask. The softmax of that row still
+# produced NaN, and its backward formula multiplies by those NaN weights: even though
+# `torch.where` sends the row a zero gradient, 0 · NaN = NaN reaches its scores, and
+# through `query @ key.mT` the NaN spreads to the query's gradient and to **every key's**
+# (a bool mask hides it: `masked_fill` gives the filled scores a zero gradient, and with
+# every score filled nothing reaches the query or the keys).
+#
+# The pattern that is right both ways: give the fully blocked rows harmless scores
+# *before* the softmax (any finite values, e.g. 0), so that no NaN is ever computed,
+# then set their weights to zero:
+#
+# ```python
+# all_blocked = torch.isneginf(scores).all(dim=-1, keepdim=True)          # (..., n, 1)
+# weights = scores.masked_fill(all_blocked, 0.0).softmax(dim=-1).masked_fill(all_blocked, 0.0)
+# ```
+#
+# Both on the same float mask, where query 1 has every key blocked:
+
+# %%
+float_mask = torch.zeros(3, 5)                                          # (n, m), float
+float_mask[1] = float("-inf")                                           # query 1: all blocked
+for label in ("torch.where after", "neutralise before"):
+    q_leaf, k_leaf = q.clone().requires_grad_(), k.clone().requires_grad_()   # (n, d_k), (m, d_k)
+    masked = q_leaf @ k_leaf.mT / math.sqrt(q.size(-1)) + float_mask   # (n, m)
+    all_blocked = torch.isneginf(masked).all(dim=-1, keepdim=True)      # (n, 1)
+    if label == "torch.where after":
+        w = torch.where(all_blocked, 0.0, masked.softmax(dim=-1))
+    else:
+        w = masked.masked_fill(all_blocked, 0.0).softmax(dim=-1).masked_fill(all_blocked, 0.0)
+    (w * torch.randn(3, 5)).sum().backward()
+    print(f"{label}: weights of query 1 {w[1].tolist()}, NaN in the query's gradient: "
+          f"{q_leaf.grad.isnan().any().item()}, keys with a NaN gradient: "
+          f"{k_leaf.grad.isnan().any(dim=-1).sum().item()} of {m}")
 
 # %% [markdown]
 # ## 5. One head with its projections
@@ -127,14 +196,34 @@ print("all keys blocked ", torch.full((1, 4), float("-inf")).softmax(-1))       
 # | attention | output (b, n, d), weights (b, n, m) |
 # | out_proj(output) | (b, n, d) |
 #
+# Why four *different* matrices, and in particular W_q ≠ W_k? With one matrix W for both,
+# the score of token i for token j in self-attention is (W x_i) · (W x_j): symmetric. Token
+# i would attend to j exactly as much as j to i, and token i's score with itself,
+# |W x_i|², is the largest in its row unless another token's projection is longer. Real
+# relations are not symmetric (a verb looks for its subject, the subject does not look for
+# the verb in the same way); two matrices let the query ask "what am I looking for?" and
+# the key answer "what do I offer?" independently. Checked on 6 random tokens:
+#
+# ```python
+# scores_shared = (x @ W.T) @ (x @ W.T).T        # W_q = W_k = W
+# ```
+
+# %%
+from torch import nn
+
+tokens_x, W, W_other = torch.randn(6, 8), torch.randn(8, 8), torch.randn(8, 8)   # (n, d), (d, d)
+shared = (tokens_x @ W.T) @ (tokens_x @ W.T).T                     # (6, 6): W_q = W_k
+separate = (tokens_x @ W.T) @ (tokens_x @ W_other.T).T             # (6, 6): W_q ≠ W_k
+print("W_q = W_k: scores symmetric:", torch.allclose(shared, shared.T),
+      "| W_q ≠ W_k:", torch.allclose(separate, separate.T))
+
+# %% [markdown]
 # PyTorch's default layout is **sequence first**, (n, b, d): with `batch_first=False` move
 # the batch to the front on the way in, and back on the way out. The module equals
 # `nn.MultiheadAttention(d, 1)`, which keeps the three input projections stacked in one
 # (3d, d) matrix, `in_proj_weight`, in the order q, k, v:
 
 # %%
-from torch import nn
-
 reference = nn.MultiheadAttention(8, num_heads=1)
 print("in_proj_weight", tuple(reference.in_proj_weight.shape), "= W_q, W_k, W_v stacked")
 print("out_proj.weight", tuple(reference.out_proj.weight.shape))

@@ -95,6 +95,32 @@ summed = sum(head @ W_o[:, i * d:(i + 1) * d].T for i, head in enumerate(heads))
 print("concat then W_o == sum of per-head blocks:", torch.allclose(two_heads, summed, atol=1e-5))
 
 # %% [markdown]
+# ### Why several narrow heads rather than one wide one?
+#
+# At the same width E the cost is the same: 4E² + 4E parameters and the same FLOPs whatever
+# h is (above, and kata 07). What changes is what a query can do with them. One head gives
+# each query **one** distribution over the keys, so its output is a single weighted average
+# of the value rows: if it needs the subject of its verb *and* the previous token, one
+# softmax has to split its weight between them and blurs both. h heads give each query h
+# independent distributions, each reading its own d columns of the values: one head can put
+# all its weight on the subject while another puts all its weight on the previous token,
+# and W_o combines the two. The price: each head compares queries and keys in only
+# d = E / h dimensions, so its (n, m) score matrix has rank at most d; too many heads and
+# each one is too narrow (and in trained models many heads turn out redundant and can be
+# pruned). Two heads copying two different tokens, which one head's weights cannot do:
+
+# %%
+values = torch.arange(16.0).view(4, E)                      # (m, E) = (4, 4): four tokens' values
+picks = torch.zeros(2, 1, 4)                                 # (h, n, m): one query, two heads
+picks[0, 0, 1] = picks[1, 0, 3] = 1.0                        # head 0 -> token 1, head 1 -> token 3
+per_head_values = values.view(4, 2, d).transpose(0, 1)       # (h, m, d): each head's columns
+two_head_output = (picks @ per_head_values).transpose(0, 1).reshape(1, E)   # (n, E)
+print("token 1:", values[1].tolist(), " token 3:", values[3].tolist())
+print("two heads:", two_head_output.tolist(), "= token 1's first half, token 3's second half")
+one_head = torch.tensor([[0.0, 0.5, 0.0, 0.5]]) @ values     # one distribution for every column
+print("one head, weight split between them:", one_head.tolist(), "= a blur of both")
+
+# %% [markdown]
 # ## 5. The whole forward pass, shape by shape
 #
 # With batch first, b batch elements, h heads of width d = E / h:

@@ -87,12 +87,21 @@ print("row 1 padding, right:", padding.repeat_interleave(h, dim=0)[1].int().toli
 #
 # A query whose keys are all blocked has a row of −∞ and a NaN softmax, which the attention
 # can detect and turn into zeros. With −1e9 the same row silently becomes uniform over the
-# padding. And −1e9 does not fit in float16, whose largest magnitude is 65504: it overflows
-# to −∞ anyway.
+# padding. And −1e9 does not fit in float16, whose largest magnitude is 65504: *casting* it
+# gives −∞, but `scores.masked_fill(mask, -1e9)` on float16 scores raises. Code that does
+# want a finite "very negative" number (many Hugging Face models) uses
+# `torch.finfo(scores.dtype).min`, the most negative value of the scores' own dtype.
 
 # %%
-print("-1e9 in float16:", torch.tensor(-1e9).half().item())
 print("uniform over padding:", torch.full((1, 3), -1e9).softmax(-1))
+print("-1e9 cast to float16:", torch.tensor(-1e9).half().item())
+half_scores, blocked = torch.zeros(1, 3, dtype=torch.float16), torch.tensor([[False, True, True]])
+try:
+    half_scores.masked_fill(blocked, -1e9)
+except RuntimeError as error:
+    print("masked_fill(mask, -1e9) on float16 raises:", str(error).split(".")[0])
+print("torch.finfo(float16).min =", torch.finfo(torch.float16).min, "->",
+      half_scores.masked_fill(blocked, torch.finfo(torch.float16).min))
 
 # %%
 # kata: exercise
@@ -112,8 +121,11 @@ if result.core_passed:
     merged = merge_masks(padding, causal, num_heads=h).expand(4, 4, 4)        # (b·h, n, m)
     source = "your merge_masks"
 else:
+    # PyTorch's merge_masks wants both masks of one kind: with a float attn_mask, a bool
+    # padding mask would be *added*, True as +1.0, and block nothing. So pass it as floats.
+    padding_as_float = torch.zeros(2, 4).masked_fill(padding, float("-inf"))  # (b, m)
     attention = nn.MultiheadAttention(8, num_heads=h, batch_first=True)
-    merged, _ = attention.merge_masks(causal, padding, torch.zeros(2, 4, 8))  # (b, h, n, m)
+    merged, _ = attention.merge_masks(causal, padding_as_float, torch.zeros(2, 4, 8))  # (b, h, n, m)
     merged = merged.reshape(4, 4, 4)
     source = "PyTorch's merge_masks (pass the core checks to see yours)"
 fig, axes = plt.subplots(1, 4, figsize=(10, 2.8))

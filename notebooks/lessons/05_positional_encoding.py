@@ -31,8 +31,10 @@ print("shuffling the input shuffles the output, nothing else:",
 #
 # with base = 10000. The exponent is 2i/d_model as a whole: `base ** (2 * i / d_model)`,
 # with its parentheses. The frequencies fall geometrically from 1 (pair 0, a wavelength of
-# 2π ≈ 6.3 positions) to almost 1/base (the last pair, a wavelength near 2π·10000): fast
-# columns tell neighbours apart, slow ones distant positions. For d_model = 8:
+# 2π ≈ 6.3 positions) to base^(−(d_model−2)/d_model) for the last pair, i = d_model/2 − 1:
+# fast columns tell neighbours apart, slow ones distant positions. That last frequency is
+# close to 1/base only for a large d_model (1.04·10⁻⁴ for d_model = 512); for the small
+# d_model = 8 below it is 10000^(−6/8) = 0.001:
 
 # %%
 import math
@@ -92,14 +94,44 @@ for p in (0, 7, 40):
 # | `batch_first=True` | (batch, seq, d) | (seq, d) | (1, seq, d) |
 #
 # A (seq, d) table added straight to x broadcasts against x's last two axes. For a
-# batch-first x those are (seq, d): right. For a seq-first x they are (batch, d): it raises
-# unless batch = seq, and then it silently adds pe[b] to every token of batch element b,
-# the wrong axis. Be explicit about where the size-1 axis goes.
+# batch-first x those are (seq, d): right. For a seq-first x they are (batch, d), and
+# three things can happen: it raises when batch ≠ seq and batch > 1; when batch = seq it
+# silently adds pe[b] to every token of batch element b, the wrong axis; and when
+# batch = 1, (seq, 1, d) + (seq, d) silently **broadcasts** to (seq, seq, d), a tensor of
+# the wrong shape that the next layer may or may not notice. Be explicit about where the
+# size-1 axis goes.
 
 # %%
 table_slice = torch.zeros(5, 8)                                 # stands for pe[:seq]: (seq, d)
 print("seq first  :", tuple(table_slice[:, None, :].shape), "+ (5, 2, 8)")
 print("batch first:", tuple(table_slice[None, :, :].shape), "+ (2, 5, 8)")
+print("seq first, batch 1, no size-1 axis:", tuple((torch.zeros(5, 1, 8) + table_slice).shape))
+
+# %% [markdown]
+# ### Why the embeddings are multiplied by √d_model first
+#
+# In the original Transformer the token embeddings are multiplied by √d_model before the
+# table is added. The embedding matrix is shared with the output layer (the logits are
+# x Eᵀ), which wants small weights, and its entries start with a standard deviation of
+# about 1/√d_model (what the reference implementation, tensor2tensor, used). The table's
+# entries are sines and cosines between −1 and 1 (a standard deviation of about 0.7).
+# Unscaled, at d_model = 512 the tokens would be some 15 times smaller than
+# their positions, and the positions would drown them; multiplied by √d_model, both are
+# of size ~1. Measured:
+
+# %%
+import math
+
+width = 512
+embedding = nn.Embedding(1000, width)                                  # (vocab, d_model)
+nn.init.normal_(embedding.weight, std=width ** -0.5)
+token_vectors = embedding(torch.arange(1000))                          # (1000, d_model)
+positions = torch.arange(1000.0)[:, None]                              # (1000, 1)
+angles = positions / 10000 ** (torch.arange(0, width, 2) / width)      # (1000, d_model / 2)
+table = torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)   # (1000, d_model), interleaved
+print(f"std of the embeddings {token_vectors.std():.3f}, "
+      f"times √d_model {(token_vectors * math.sqrt(width)).std():.3f}, "
+      f"of the table {table.std():.3f}")
 
 # %% [markdown]
 # ## 6. Why a buffer

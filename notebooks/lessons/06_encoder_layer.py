@@ -58,6 +58,29 @@ normed = norm(tokens)
 print("mean per token", normed.mean(-1)[0].detach(), "\nstd per token ", normed.std(-1, unbiased=False)[0].detach())
 
 # %% [markdown]
+# **Why not BatchNorm?** BatchNorm normalises each feature with statistics taken over the
+# batch (and, for sequences, over every position): a token's output then depends on the
+# other sequences in the batch, on how much padding they carry, and on the batch size, and
+# inference has to use running averages that differ from what training saw. Sequences of
+# different lengths and small or size-1 batches at inference make all of that worse.
+# LayerNorm uses only the token's own d_model features: the same in training and
+# inference, for any batch, any length, any padding. Below, only the *padding* of the
+# second sequence changes; the first sequence's outputs stay put under LayerNorm and move
+# under BatchNorm:
+
+# %%
+batch_norm = nn.BatchNorm1d(d_model)                                   # statistics over (b, n)
+padded_batch = tokens.clone()                                          # (b, n, d)
+other_padding = tokens.clone()
+other_padding[1, 3:] = 100.0                                           # sequence 1's padding changes
+for name, layer_norm_or_batch_norm in (("LayerNorm", lambda t: norm(t)),
+                                       ("BatchNorm", lambda t: batch_norm(t.transpose(1, 2)).transpose(1, 2))):
+    first = layer_norm_or_batch_norm(padded_batch)[0]                  # sequence 0: (n, d)
+    again = layer_norm_or_batch_norm(other_padding)[0]
+    print(f"{name}: sequence 0 unchanged when sequence 1's padding changes:",
+          torch.allclose(first, again))
+
+# %% [markdown]
 # ## 4. Post-LN and Pre-LN
 #
 # Where the norm goes is the one design choice of the layer. In a diagram, for the attention
@@ -97,6 +120,44 @@ for norm_first in (False, True):
                                        batch_first=True, norm_first=norm_first)
     out = layer(tokens)                                                # (b, n, d)
     print(f"norm_first={norm_first!s:5}: output std per token {out.std(-1, unbiased=False)[0].detach()}")
+
+# %% [markdown]
+# The trade-off is not one-sided. Pre-LN's stream grows with depth (section 6 below), so
+# each later layer's update is a smaller and smaller change of it: deep Pre-LN stacks
+# behave somewhat like shallower ones, and a Post-LN stack that *does* train (warm-up,
+# careful initialisation) often ends slightly better. Stability won: GPT-2, GPT-3, Llama
+# and most models since are Pre-LN, with two more changes in recent ones (Llama, Mistral,
+# Qwen):
+#
+# - **RMSNorm** instead of LayerNorm: x / rms(x) · g, with rms(x) = √(mean(x²) + ε) — no
+#   mean subtracted, no bias; cheaper, and as good in practice.
+# - **SwiGLU** instead of linear → ReLU → linear: W₂(silu(W₁x) ⊙ W₃x), a gated unit with
+#   three matrices; its hidden width is usually about 8/3·d instead of 4d, so that it has
+#   about the same 8d² parameters as the feed-forward block it replaces.
+#
+# RMSNorm written out, against PyTorch's own when it has one, and SwiGLU's parameter count:
+#
+# ```python
+# rms_normed = x / x.pow(2).mean(-1, keepdim=True).add(eps).sqrt() * weight
+# swiglu = w2(F.silu(w1(x)) * w3(x))
+# ```
+
+# %%
+import torch.nn.functional as F
+
+eps = 1e-6
+rms_normed = tokens / tokens.pow(2).mean(-1, keepdim=True).add(eps).sqrt()   # (b, n, d), gain 1
+print("RMS per token after RMSNorm:", rms_normed.pow(2).mean(-1)[0].sqrt())
+if hasattr(nn, "RMSNorm"):                                                    # PyTorch >= 2.4
+    print("equals nn.RMSNorm:", torch.allclose(rms_normed, nn.RMSNorm(d_model, eps=eps)(tokens), atol=1e-6))
+width = 768
+hidden = 2048                                                                 # 8/3 · 768
+w1, w3 = nn.Linear(width, hidden, bias=False), nn.Linear(width, hidden, bias=False)
+w2 = nn.Linear(hidden, width, bias=False)
+x_wide = torch.randn(2, width)                                                # (2, d)
+swiglu_out = w2(F.silu(w1(x_wide)) * w3(x_wide))                             # (2, d)
+swiglu_params = sum(p.numel() for m in (w1, w2, w3) for p in m.parameters())
+print(f"SwiGLU with hidden {hidden}: {swiglu_params:,} weights; ReLU FFN with 4d: {2 * width * 4 * width:,}")
 
 # %% [markdown]
 # ## 5. A stack of deep copies

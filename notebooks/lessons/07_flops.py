@@ -87,11 +87,46 @@ for heads in (1, 2, 4):
 # why long-context models use fused kernels (FlashAttention) that never store the scores,
 # or attention patterns that are not all-to-all.
 
+# %% [markdown]
+# ## 6. What training costs: 2× backward, 6N per token, 12d² per layer
+#
+# Three rules of thumb an interviewer expects you to derive, not recite.
+#
+# - **Backward ≈ 2 × forward.** For a linear layer Y = X Wᵀ, the backward pass computes two
+#   products as big as the forward one: the gradient for the input, dY W, and the gradient
+#   for the weights, dYᵀ X. So a training step costs about 3 × the forward.
+# - **≈ 6N FLOPs per token.** The forward pass does one multiply-add per parameter per token,
+#   2N FLOPs for N parameters (the l² attention matmuls aside); with the backward, 6N. A
+#   model of N parameters trained on D tokens costs about 6·N·D FLOPs.
+# - **≈ 12d² parameters per layer.** Attention has 4d² (W_q, W_k, W_v, W_o) and the
+#   feed-forward block with d_ff = 4d has 2·d·4d = 8d²: 12d², biases and norms aside. GPT-3,
+#   96 layers of d = 12288: 96 · 12 · 12288² ≈ 174 billion, close to its 175 billion.
+#
+# PyTorch's counter confirms all three on a real encoder layer, d = 512 with d_ff = 4d, on
+# l = 64 tokens and b = 4 sequences, short enough for the l² attention term to be small
+# (grad mode on, so the forward takes the path whose matmuls the counter sees):
+
+# %%
+with torch.device("meta"):
+    layer = nn.TransformerEncoderLayer(512, 8, dim_feedforward=2048)
+    tokens_in = torch.empty(64, 4, 512, requires_grad=True)               # (l, b, d)
+    with FlopCounterMode(display=False) as forward_counter:
+        out = layer(tokens_in)
+    with FlopCounterMode(display=False) as backward_counter:
+        out.sum().backward()
+parameters = sum(p.numel() for p in layer.parameters())
+forward_flops, backward_flops = forward_counter.get_total_flops(), backward_counter.get_total_flops()
+print(f"backward / forward = {backward_flops / forward_flops:.2f}")
+per_token = (forward_flops + backward_flops) / (64 * 4)
+print(f"FLOPs per token, forward + backward: {per_token:,.0f} = {per_token / parameters:.2f} × N, "
+      f"N = {parameters:,}")
+print(f"parameters {parameters:,} ≈ 12·d² = {12 * 512**2:,}")
+
 # %%
 # kata: exercise
 
 # %% [markdown]
-# ## 6. FLOPs against sequence length
+# ## 7. FLOPs against sequence length
 #
 # PyTorch's count for d = 512, b = 1, split into projections and attention matmuls, on
 # log-log axes: the projections have slope 1, attention slope 2, and they cross at l = 2d.

@@ -1,0 +1,325 @@
+"""What the READMEs and lessons claim about PyTorch, checked by running PyTorch; and the
+repository's own documents (the contract, the README's kata table) kept honest.
+
+Each claim below was once wrong in the teaching material (issue 13), so each is pinned
+here, next to the words that state it, to keep the two from drifting apart again.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+import subprocess
+import warnings
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from graders.core.registry import KATAS, REPO_ROOT, get
+
+
+def text_of(relative: str) -> str:
+    return (REPO_ROOT / relative).read_text()
+
+
+def solution(kata_id: str):
+    kata = get(kata_id)
+    spec = importlib.util.spec_from_file_location(f"_claims_reference_{kata.id}", kata.solution_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def flops(module, *args, grad: bool, **kwargs) -> dict[str, int]:
+    """What FlopCounterMode counts for one call, by operator (an empty dict: nothing)."""
+    with torch.set_grad_enabled(grad), FlopCounterMode(display=False) as counter:
+        module(*args, **kwargs)
+    return {str(op): count for op, count in counter.get_flop_counts().get("Global", {}).items()}
+
+
+# --- kata 01: fully masked rows, .mT ---
+
+def test_where_after_softmax_gives_nan_gradients_with_a_float_mask_only():
+    """Kata 01's README and lesson: torch.where(all_blocked, 0, weights) fixes the forward
+    pass; with a float -inf mask the query and every key get NaN gradients, with a bool mask
+    they do not; neutralising the row before the softmax is right both ways."""
+    readme = text_of("katas/01_attention/README.md")
+    assert "torch.where(all_blocked, 0.0, weights)" in readme and "every key" in readme
+    blocked = torch.zeros(3, 5, dtype=torch.bool)
+    blocked[1] = True
+
+    def gradients(mask, neutralise_first):
+        query = torch.randn(3, 4, requires_grad=True)
+        key = torch.randn(5, 4, requires_grad=True)
+        scores = query @ key.mT / 2
+        scores = scores.masked_fill(mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+        all_blocked = torch.isneginf(scores).all(-1, keepdim=True)
+        if neutralise_first:
+            weights = scores.masked_fill(all_blocked, 0.0).softmax(-1).masked_fill(all_blocked, 0.0)
+        else:
+            weights = torch.where(all_blocked, 0.0, scores.softmax(-1))
+        assert not weights.isnan().any() and weights[1].eq(0).all()
+        (weights * torch.randn(3, 5)).sum().backward()
+        return query.grad, key.grad
+
+    float_mask = torch.zeros(3, 5).masked_fill(blocked, float("-inf"))
+    query_grad, key_grad = gradients(float_mask, neutralise_first=False)
+    assert query_grad[1].isnan().all() and key_grad.isnan().any(-1).all()
+    for mask, neutralise_first in ((blocked, False), (blocked, True), (float_mask, True)):
+        assert all(g.isfinite().all() for g in gradients(mask, neutralise_first))
+
+
+def test_multihead_attention_gives_nan_on_fully_masked_rows():
+    """Kata 01's README: equal to nn.MultiheadAttention except on fully masked rows."""
+    assert "except on fully masked rows" in text_of("katas/01_attention/README.md")
+    attention = nn.MultiheadAttention(8, 1, batch_first=True)
+    x = torch.randn(1, 3, 8)
+    mask = torch.zeros(3, 3, dtype=torch.bool)
+    mask[1] = True
+    output, _ = attention(x, x, x, attn_mask=mask)
+    assert output[0, 1].isnan().all() and not output[0, 0].isnan().any()
+
+
+def test_dot_T_on_three_axes_is_deprecated_and_mT_is_not():
+    lesson = text_of("notebooks/lessons/01_attention.py")
+    assert "key.mT" in lesson and "deprecates" in lesson
+    batched = torch.randn(2, 5, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert batched.mT.shape == (2, 4, 5)
+        with pytest.raises((UserWarning, RuntimeError)):
+            batched.T  # noqa: B018
+
+
+def test_softmax_overflows_unless_the_maximum_is_subtracted():
+    assert "about 88 in float32" in text_of("notebooks/lessons/01_attention.py")
+    assert torch.tensor(88.0).exp().isfinite() and torch.tensor(89.0).exp().isinf()
+    big = torch.tensor([1000.0, 999.0, 990.0])
+    assert (big.exp() / big.exp().sum()).isnan().all()
+    stable = (big - big.max()).exp() / (big - big.max()).exp().sum()
+    torch.testing.assert_close(stable, big.softmax(-1))
+
+
+# --- kata 04: -1e9 and float16, the fallback picture ---
+
+def test_minus_1e9_masked_fill_on_float16_raises_while_a_cast_gives_minus_inf():
+    for text in (text_of("katas/04_masks/README.md"), text_of("notebooks/lessons/04_masks.py")):
+        assert "torch.finfo" in text and "raises" in text
+        assert "overflows to −∞ anyway" not in text
+    half = torch.zeros(3, dtype=torch.float16)
+    with pytest.raises(RuntimeError):
+        half.masked_fill(torch.tensor([True, False, False]), -1e9)
+    assert torch.tensor(-1e9).half().item() == float("-inf")
+    filled = half.masked_fill(torch.tensor([True, False, False]), torch.finfo(torch.float16).min)
+    assert filled[0].item() == -65504.0
+
+
+def test_lesson_04_fallback_picture_blocks_the_padding():
+    """The fallback picture used to give PyTorch's merge_masks a bool padding mask next to a
+    float causal mask: PyTorch then adds True as +1.0 and blocks nothing."""
+    assert "padding_as_float" in text_of("notebooks/lessons/04_masks.py")
+    causal = nn.Transformer.generate_square_subsequent_mask(4)
+    padding = torch.arange(4)[None, :] >= torch.tensor([4, 2])[:, None]  # (b, m)
+    attention = nn.MultiheadAttention(8, num_heads=2, batch_first=True)
+    as_bool, _ = attention.merge_masks(causal, padding, torch.zeros(2, 4, 8))
+    assert as_bool[1, 0, 3, 2].item() == 1.0, "PyTorch adds a bool padding mask as +1"
+    padding_as_float = torch.zeros(2, 4).masked_fill(padding, float("-inf"))
+    merged, _ = attention.merge_masks(causal, padding_as_float, torch.zeros(2, 4, 8))
+    blocked = merged.reshape(4, 4, 4).isinf()
+    assert blocked[2:, :, 2:].all(), "batch 1's padded keys are blocked for every query"
+    assert torch.equal(blocked[0], causal.isinf()) and torch.equal(blocked[1], causal.isinf())
+
+
+# --- kata 05: frequencies, precision, broadcasting, RoPE, sqrt(d_model) ---
+
+def test_last_frequency_is_base_to_the_minus_d_minus_2_over_d():
+    lesson = text_of("notebooks/lessons/05_positional_encoding.py")
+    assert "almost 1/base" not in lesson and "0.001" in lesson and "1.04·10⁻⁴" in lesson
+    for d_model, expected in ((8, 0.001), (512, 1.04e-4)):
+        last = 10000.0 ** (-2 * (d_model // 2 - 1) / d_model)
+        assert last == pytest.approx(expected, rel=0.01)
+        table = solution("05").sinusoidal_positional_encoding(2, d_model).double()
+        assert math.asin(table[1, d_model - 2].item()) == pytest.approx(last, rel=1e-3)
+
+
+def test_float32_table_error_at_position_5000_is_a_few_1e_4():
+    assert "a few 1e-4 at position 5000" in text_of("katas/05_positional_encoding/README.md")
+    positions = torch.arange(5000, dtype=torch.float64)[:, None]
+    two_i = torch.arange(0, 512, 2, dtype=torch.float64)
+    exact = (positions / 10000.0 ** (two_i / 512)).sin()
+    float32 = (positions.float() / 10000.0 ** (two_i.float() / 512)).sin().double()
+    error = (float32 - exact).abs().max().item()
+    assert 1e-4 <= error < 1e-3
+
+
+def test_seq_first_batch_of_one_broadcasts_silently():
+    assert "batch = 1" in text_of("notebooks/lessons/05_positional_encoding.py")
+    assert (torch.zeros(5, 1, 8) + torch.zeros(5, 8)).shape == (5, 5, 8)
+    with pytest.raises(RuntimeError):
+        torch.zeros(5, 2, 8) + torch.zeros(5, 8)
+
+
+def test_rope_rotates_each_by_its_own_position():
+    readme = text_of("katas/05_positional_encoding/README.md")
+    assert "by the same angles" not in readme and "its *own*" in readme and "never the values" in readme
+    theta = 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
+
+    def rotate(v, position):  # pairs (2i, 2i+1)
+        pairs = v.view(4, 2)
+        cos, sin = torch.cos(position * theta), torch.sin(position * theta)
+        return torch.stack([pairs[:, 0] * cos - pairs[:, 1] * sin,
+                            pairs[:, 0] * sin + pairs[:, 1] * cos], -1).flatten()
+
+    q, k = torch.randn(8, dtype=torch.float64), torch.randn(8, dtype=torch.float64)
+    assert torch.allclose(rotate(q, 9) @ rotate(k, 4), rotate(q, 1005) @ rotate(k, 1000))
+    same_angles = rotate(q, 9) @ rotate(k, 9)  # rotating both by the same angle: no position at all
+    assert torch.allclose(same_angles, q @ k)
+
+
+def test_scaled_embeddings_match_the_table_in_size():
+    embedding = nn.Embedding(1000, 512)
+    nn.init.normal_(embedding.weight, std=512 ** -0.5)
+    assert (embedding.weight * math.sqrt(512)).std().item() == pytest.approx(1.0, abs=0.02)
+    table = solution("05").sinusoidal_positional_encoding(1000, 512)
+    assert 0.6 < table.std().item() < 0.75
+    assert "some 15 times smaller" in text_of("notebooks/lessons/05_positional_encoding.py")
+    assert 14 < table.std().item() / embedding.weight.std().item() < 16.5
+
+
+# --- kata 06: the tuple, LayerNorm vs BatchNorm ---
+
+def test_self_attn_returns_a_tuple():
+    assert "key_padding_mask=src_key_padding_mask)[0])" in text_of("katas/06_encoder_layer/README.md")
+    attention = nn.MultiheadAttention(8, 2)
+    x = torch.randn(3, 2, 8)
+    result = attention(x, x, x, need_weights=False)
+    assert isinstance(result, tuple) and result[1] is None
+
+
+# --- kata 07: what FlopCounterMode counts ---
+
+def test_flop_counter_counts_the_seq_first_layout_in_eval_no_grad():
+    """Kata 07's README: nothing is counted in eval mode under no_grad only with batch-first
+    inputs (the fused fast path); with (l, b, d) the projections are still counted, and on
+    the CPU need_weights=False hides the attention matmuls."""
+    readme = text_of("katas/07_flops/README.md")
+    assert "with `batch_first=True`" in readme and "CUDA flash" in readme
+    assert "(graded as follow-up checks)" not in readme
+    torch.manual_seed(0)
+    seq_first = nn.MultiheadAttention(16, 2).eval()
+    batch_first = nn.MultiheadAttention(16, 2, batch_first=True).eval()
+    batch_first.load_state_dict(seq_first.state_dict())
+    x = torch.randn(12, 4, 16)  # (l, b, d)
+    l, b, d = x.shape
+    projections = 4 * 2 * l * b * d * d
+    tokens = x.transpose(0, 1).contiguous()  # (b, l, d); the fast path wants query is key is value
+    for need_weights in (False, True):
+        assert flops(batch_first, tokens, tokens, tokens, grad=False, need_weights=need_weights) == {}
+    assert flops(seq_first, x, x, x, grad=False, need_weights=False) == {"aten.addmm": projections}
+    assert sum(flops(seq_first, x, x, x, grad=False, need_weights=True).values()) == (
+        projections + 2 * 2 * l * l * b * d)
+    assert flops(seq_first.train(), x, x, x, grad=True, need_weights=False) == {"aten.addmm": projections}
+
+
+def test_flop_counter_counts_cuda_attention_kernels_but_not_the_cpu_one():
+    """Kata 07's README: the missed attention matmuls are a CPU matter. The CPU fused kernel
+    has no FLOP formula; the CUDA flash, memory-efficient and cuDNN kernels have one (checked
+    in the counter's registry, so that no GPU is needed)."""
+    from torch.utils.flop_counter import flop_registry
+
+    aten = torch.ops.aten
+    for kernel in (aten._scaled_dot_product_flash_attention,
+                   aten._scaled_dot_product_efficient_attention,
+                   aten._scaled_dot_product_cudnn_attention):
+        assert kernel in flop_registry, kernel
+    assert aten._scaled_dot_product_flash_attention_for_cpu not in flop_registry
+    q = torch.randn(1, 2, 8, 4)
+    with FlopCounterMode(display=False) as counter:
+        torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    assert counter.get_total_flops() == 0
+
+
+def test_training_cost_rules_of_thumb():
+    """Kata 07's lesson: backward = 2 x forward, about 6 N FLOPs per token, about 12 d^2
+    parameters per layer."""
+    with torch.device("meta"):
+        layer = nn.TransformerEncoderLayer(512, 8, dim_feedforward=2048)
+        x = torch.empty(64, 4, 512, requires_grad=True)
+        with FlopCounterMode(display=False) as forward:
+            out = layer(x)
+        with FlopCounterMode(display=False) as backward:
+            out.sum().backward()
+    parameters = sum(p.numel() for p in layer.parameters())
+    assert backward.get_total_flops() == 2 * forward.get_total_flops()
+    per_token = (forward.get_total_flops() + backward.get_total_flops()) / (64 * 4)
+    assert 6.0 <= per_token / parameters <= 6.5
+    assert parameters == pytest.approx(12 * 512**2, rel=0.01)
+
+
+# --- the catalogue's wording ---
+
+def test_non_contiguous_view_explanation_is_precise():
+    """PyTorch refuses a view after a transpose only when it merges dimensions that are not
+    in memory order; splitting or keeping them works."""
+    from graders.core.catalogue import MISTAKES
+
+    assert "not laid out in that order" in MISTAKES["non-contiguous-view"].explanation
+    transposed = torch.randn(2, 3, 4).transpose(1, 2)  # (2, 4, 3), non-contiguous
+    assert transposed.view(2, 4, 3, 1).shape == (2, 4, 3, 1)  # no merge: fine
+    assert transposed.view(2, 2, 2, 3).shape == (2, 2, 2, 3)  # a split: fine
+    with pytest.raises(RuntimeError):
+        transposed.view(2, 12)  # merges the swapped axes
+
+
+# --- the repository's own documents ---
+
+def tracked_files() -> list:
+    try:
+        listed = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True,
+                                text=True, check=True).stdout.splitlines()
+        return [REPO_ROOT / name for name in listed]
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout: every file
+        skip = {".git", ".venv", "venv", ".kata", "__pycache__", ".pytest_cache", "site-packages"}
+        return [path for path in REPO_ROOT.rglob("*")
+                if path.is_file() and not skip & set(path.relative_to(REPO_ROOT).parts)]
+
+
+def test_nothing_points_outside_the_repository():
+    """The contract lives in CONTRACT.md; no file may send a reader to a sibling folder that
+    a clone does not have."""
+    outside = ("../" + "shared", "KATAS" + ".md", "/work" + "/")
+    offenders = []
+    for path in tracked_files():
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        offenders += [f"{path.relative_to(REPO_ROOT)}: {word}" for word in outside if word in text]
+    assert not offenders, offenders
+    readme = text_of("README.md")
+    assert "[CONTRACT.md](CONTRACT.md)" in readme
+    assert "CONTRACT.md" in text_of("graders/core/catalogue.py")
+
+
+def test_contract_covers_every_kata_and_every_catalogued_slug_it_names():
+    contract = text_of("CONTRACT.md")
+    for number in range(1, 15):
+        assert re.search(rf"^### {number:02d}_\w+ — `\w+\.py`", contract, re.M), number
+    for kata in KATAS:
+        assert f"### {kata.name} — `{kata.file}`" in contract, kata.name
+
+
+def test_readme_kata_table_shows_difficulty_and_mock_target_from_the_registry():
+    readme = text_of("README.md")
+    assert "| kata | you write | difficulty | mock target | file |" in readme
+    rows = re.findall(r"^\| `(\d\d_\w+)` \| [^|]+ \| (\w+) \| (\d+) min \| `[^`]+` \|$", readme, re.M)
+    assert rows, "no kata rows in the README's table"
+    for name, difficulty, minutes in rows:
+        kata = get(name)
+        assert (difficulty, int(minutes)) == (kata.difficulty, kata.target_minutes), name
+    assert "a few minutes" in readme.split("## The katas")[0], "the quick start says how long"
