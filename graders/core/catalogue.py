@@ -51,10 +51,19 @@ _ENTRIES = (
             "The output projection was not applied to the attended values.",
             "Finish with out_proj(attended) after merging the heads."),
     Mistake("nan-on-fully-masked",
-            "A query whose keys are all blocked gave NaN; the contract says its weights are "
-            "all zero.",
-            "After the softmax, zero the rows where every key is blocked, e.g. "
-            "torch.where(all_blocked, 0.0, weights)."),
+            "A query whose keys are all blocked gave NaN, in its weights or in the gradients "
+            "through it; the contract says its weights are all zero and its gradients finite.",
+            "Before the softmax, give the rows where every key is blocked finite scores "
+            "(all_blocked = torch.isneginf(scores).all(-1, keepdim=True); "
+            "scores = scores.masked_fill(all_blocked, 0.0)), then zero their weights after "
+            "it (weights.masked_fill(all_blocked, 0.0)). Zeroing after the softmax alone "
+            "leaves NaN gradients."),
+    Mistake("finite-mask-fill",
+            "Blocked scores were filled with a large finite number (masked_fill(mask, -1e9)) "
+            "instead of -inf: right until a query's keys are all blocked, where it attends "
+            "uniformly to them instead of getting zero weights.",
+            "Fill with float('-inf'), then give fully blocked rows zero weights (their "
+            "scores finite before the softmax, their weights zeroed after it)."),
     # --- heads (02, 03) ---
     Mistake("reshape-without-transpose",
             "The heads were made with a reshape alone, which mixes tokens of different "

@@ -130,8 +130,10 @@ def expect_grads_close(
     expected: dict[str, torch.Tensor | None],
     check: str,
     on: str,
+    suspects: Sequence[Suspect] = (),
 ) -> None:
-    """Compare named gradients (inputs and parameters), each against PyTorch's."""
+    """Compare named gradients (inputs and parameters), each against PyTorch's; ``suspects``
+    (see :func:`expect_close`) may name a mistake seen in any of them."""
     for name, exp in expected.items():
         grad = got.get(name)
         if exp is None:
@@ -143,4 +145,4 @@ def expect_grads_close(
                  "is part of the computation detached, done under torch.no_grad(), or done "
                  "with .data / .item()?"],
             )
-        expect_close(grad, exp, f"{check}: gradient of {name}", on, slack=GRAD_SLACK)
+        expect_close(grad, exp, f"{check}: gradient of {name}", on, suspects, slack=GRAD_SLACK)

@@ -111,6 +111,7 @@ KATAS: tuple[Kata, ...] = (
             "wrong-projection",
             "missing-out-proj",
             "nan-on-fully-masked",
+            "finite-mask-fill",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(
@@ -120,16 +121,18 @@ KATAS: tuple[Kata, ...] = (
             "scores = query @ key.transpose(-2, -1) has shape (..., n, m): one row per query, "
             "one column per key. Scale by 1/sqrt(d_k) (d_k = query.size(-1)) *before* the "
             "softmax, which normalises each row (dim=-1). A bool mask is True where a key is "
-            "blocked (fill with -inf); a float mask is added. An all -inf row gives NaN: make "
-            "its weights zeros. SingleHeadAttention: q_proj/k_proj/v_proj, attend, out_proj; "
+            "blocked (fill with -inf); a float mask is added. An all -inf row gives NaN (and NaN "
+            "gradients): give it finite scores before the softmax and zero weights after. "
+            "SingleHeadAttention: q_proj/k_proj/v_proj, attend, out_proj; "
             "batch_first=False means (seq, batch, d).",
             "scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))\n"
             "if attn_mask is not None and attn_mask.dtype == torch.bool:\n"
             "    scores = scores.masked_fill(attn_mask, float('-inf'))\n"
             "elif attn_mask is not None:\n"
             "    scores = scores + attn_mask\n"
-            "weights = torch.softmax(scores, dim=-1)\n"
-            "weights = weights.masked_fill(torch.isneginf(scores).all(-1, keepdim=True), 0.0)\n"
+            "all_blocked = torch.isneginf(scores).all(-1, keepdim=True)  # no key to attend\n"
+            "scores = scores.masked_fill(all_blocked, 0.0)  # finite: no NaN, even in grads\n"
+            "weights = torch.softmax(scores, dim=-1).masked_fill(all_blocked, 0.0)\n"
             "return weights @ value, weights\n"
             "# forward: unless batch_first, transpose(0, 1) on the way in and out; in between\n"
             "#   out, w = scaled_dot_product_attention(self.q_proj(q), self.k_proj(k), ...)\n"
