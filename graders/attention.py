@@ -173,7 +173,8 @@ def test_attention_gradients(impl):
     expect_close(output, pytorch_attention(*base, mask), "the output", on,
                  attention_suspects(*base, mask, 0))
     expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
-    got = grads_of(weighted_sum([output, weights], seed=52), {"query": q, "key": k, "value": v})
+    got = grads_of(weighted_sum([output, weights], seed=52), {"query": q, "key": k, "value": v},
+                   on=on)
     rq, rk, rv = leaf_copies(*base)
     ref_out = pytorch_attention(rq, rk, rv, mask)
     ref_w = attend(rq, rk, rv, mask)[1]
@@ -248,7 +249,8 @@ def test_attention_fully_masked_gradients(impl):
             expect_close(got, ref.detach(), what, on, fully_masked_suspects(
                 rows, lambda index=index, **s: attend(base_q, base_k, base_v, mask, **s)[index]))
         expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
-        got = grads_of(weighted_sum([output, weights], seed=66), {"query": q, "key": k, "value": v})
+        got = grads_of(weighted_sum([output, weights], seed=66),
+                       {"query": q, "key": k, "value": v}, on=on)
         expected = grads_of(weighted_sum([ref_out, ref_w], seed=66),
                             {"query": rq, "key": rk, "value": rv})
         expect_grads_close(got, expected, "backward through fully masked rows", on,
@@ -372,7 +374,7 @@ def check_single_head(impl, *, d=8, n=5, m=7, b=3, bias=True, batch_first=False,
     params = dict(module.named_parameters())
     expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
     got = grads_of(weighted_sum([output, weights], seed=seed + 4),
-                   {"query": q, "key": k, "value": v, **params})
+                   {"query": q, "key": k, "value": v, **params}, on=on)
     ref_grads = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 4),
                          {"query": rq, "key": rk, "value": rv, **dict(twin.named_parameters())})
     expected = {"query": ref_grads["query"], "key": ref_grads["key"], "value": ref_grads["value"],

@@ -440,7 +440,7 @@ def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
     if not out.requires_grad:
         raise verdict(check, on, ["the output does not require grad: is part of the computation "
                                   "detached, done under torch.no_grad(), or with .data?"])
-    return grads_of(weighted_sum([out], seed=seed), named)
+    return grads_of(weighted_sum([out], seed=seed), named, on=on)
 
 
 def pytorch_grads(expected: Tensor, src: Tensor, twin: nn.Module, seed: int) -> dict:

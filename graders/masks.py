@@ -577,7 +577,7 @@ def test_merge_float_mask_gradient(impl):
         twin = pytorch_twin(h * head_dim, h, seed + 1)
         q, k, v = attention_inputs(n, m, b, h * head_dim, seed + 2)
         got_out, got_w = reference_attention(twin, q, k, v, merged)
-        got = grads_of(weighted_sum([got_out, got_w], seed=seed + 3), {"attn_mask": attn})
+        got = grads_of(weighted_sum([got_out, got_w], seed=seed + 3), {"attn_mask": attn}, on=on)
         (ref_attn,) = leaf_copies(attn)
         ref_out, ref_w = pytorch_attention(twin, q, k, v, padding, ref_attn)
         expected = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 3),

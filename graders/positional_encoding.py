@@ -588,7 +588,7 @@ def test_gradients_flow_to_input(impl):
     got = check_forward(impl, seq_len=6, batch=3, d_model=d_model, max_len=max_len, x=x)
     on = f"{describe_inputs(x=x)} (PositionalEncoding({d_model}, max_len={max_len}), eval mode)"
     expect_tracks_grad({"the output": got}, "backward through the output", on)
-    grads = grads_of(weighted_sum([got], seed=111), {"x": x})
+    grads = grads_of(weighted_sum([got], seed=111), {"x": x}, on=on)
     (rx,) = leaf_copies(x)
     reference = rx + reference_table(max_len, d_model)[0][:6, None].float()
     expected = grads_of(weighted_sum([reference], seed=111), {"x": rx})
