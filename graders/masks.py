@@ -297,7 +297,9 @@ def check_mask_values(got: Tensor, expected: Tensor, check: str, on: str,
         return
     got_blocked, exp_blocked = torch.isneginf(got64), torch.isneginf(exp64)
     nan = torch.isnan(got64) & ~torch.isnan(exp64)
-    details = [f"expected {describe_tensor(expected)}", f"got      {describe_tensor(got)}"]
+    start = max(0, int((~same).flatten().nonzero()[0]) - 1)  # previews show the difference
+    details = [f"expected {describe_tensor(expected, start)}",
+               f"got      {describe_tensor(got, start)}"]
     kinds = ((nan, "NaN"),
              (got_blocked & ~exp_blocked, "blocked (-inf) that should be allowed"),
              (~got_blocked & exp_blocked & ~nan, "allowed that should be blocked (-inf)"),

@@ -229,9 +229,10 @@ def expect_values(got, expected: Tensor, angle: Tensor, check: str, on: str,
         return
     diff = (as_float64(got) - target).abs().nan_to_num(nan=math.inf)
     where = tuple(int(i) for i in torch.unravel_index((diff - allowed).argmax(), diff.shape))
+    start = max(0, int(bad.flatten().nonzero()[0]) - 1)  # previews show the first difference
     details = [
-        f"expected {describe_tensor(expected)}",
-        f"got      {describe_tensor(got)}",
+        f"expected {describe_tensor(expected, start)}",
+        f"got      {describe_tensor(got, start)}",
         f"worst at index {where}: expected {target[where].item():.6g}, got "
         f"{as_float64(got)[where].item():.6g}; {int(bad.sum())} of {bad.numel()} values off",
     ]
