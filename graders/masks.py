@@ -66,17 +66,22 @@ LARGE_NEGATIVE = -1e4
 # --------------------------------------------------------------------------- references
 
 
-def causal_reference(size: int, device=None, *, offset: int = 0, invert: bool = False) -> Tensor:
+def causal_reference(size: int, device=None, *, offset: int = 0, invert: bool = False,
+                     transpose: bool = False) -> Tensor:
     """Float (size, size): -inf where key j > query i + offset, 0 elsewhere.
 
     offset 0 is correct; -1 also blocks the diagonal, +1 lets each token see the next one
     (the causal-diagonal mistake). invert swaps blocked and allowed (mask-inverted).
+    transpose blocks the past instead of the future (tril where triu belongs:
+    causal-mask-transposed).
     """
     i = torch.arange(size, device=device)[:, None]
     j = torch.arange(size, device=device)[None, :]
     blocked = j > i + offset
     if invert:
         blocked = ~blocked
+    if transpose:
+        blocked = blocked.T
     return additive_mask(blocked, torch.get_default_dtype())
 
 
@@ -421,6 +426,7 @@ def check_causal(impl: Implementation, size: int, device=None) -> None:
         ("causal-diagonal", lambda: causal_reference(size, device, offset=-1)),
         ("causal-diagonal", lambda: causal_reference(size, device, offset=1)),
         ("mask-inverted", lambda: causal_reference(size, device, invert=True)),
+        ("causal-mask-transposed", lambda: causal_reference(size, device, transpose=True)),
     ])
     check_mask_values(got, expected, check, on, suspects)
 

@@ -113,6 +113,11 @@ _ENTRIES = (
             "The causal mask's diagonal is wrong: a token must see itself but no later "
             "token.",
             "torch.triu(..., diagonal=1) blocks strictly above the diagonal."),
+    Mistake("causal-mask-transposed",
+            "The causal mask blocks the past instead of the future: query i may see the keys "
+            "after it and not those before (torch.tril where torch.triu belongs).",
+            "Block key j > query i, strictly above the diagonal: "
+            "torch.triu(torch.full((size, size), float('-inf')), diagonal=1)."),
     Mistake("mask-and-instead-of-or",
             "The masks were combined with AND: a position must be blocked when *either* "
             "mask blocks it.",
@@ -155,6 +160,11 @@ _ENTRIES = (
             "Pre-LN and Post-LN are mixed up: norm_first=True normalises before each "
             "sublayer, False after the residual sum.",
             "Post-LN: x = norm(x + f(x)). Pre-LN: x = x + f(norm(x))."),
+    Mistake("norm-inside-residual",
+            "The norm was applied to the sublayer's output inside the residual, x + norm(f(x)): "
+            "neither Post-LN nor Pre-LN, and the residual stream itself is never normalised.",
+            "Post-LN normalises the sum, x = norm(x + f(x)); Pre-LN normalises the sublayer's "
+            "input, x = x + f(norm(x))."),
     Mistake("missing-residual",
             "A residual connection is missing: the sublayer's output must be added to its "
             "input.",
@@ -163,7 +173,8 @@ _ENTRIES = (
             "In Pre-LN the residual added the normalised x instead of the un-normalised one.",
             "h = norm(x); x = x + f(h): add f(h) to x, not to h."),
     Mistake("shared-layer-weights",
-            "The encoder's layers share one set of weights; each must be an independent copy.",
+            "The encoder's layers share weights, with each other or with the layer passed in; "
+            "each must be an independent deep copy.",
             "nn.ModuleList(copy.deepcopy(layer) for _ in range(num_layers))."),
     Mistake("activation-misplaced",
             "The activation is in the wrong place (or missing): it goes between linear1 and "

@@ -227,6 +227,7 @@ KATAS: tuple[Kata, ...] = (
             "mask-inverted",
             "padding-mask-head-order",
             "causal-diagonal",
+            "causal-mask-transposed",
             "mask-and-instead-of-or",
             "float-mask-as-bool",
         ),
@@ -298,6 +299,7 @@ KATAS: tuple[Kata, ...] = (
         prerequisites=("03", "04"),
         mistakes=(
             "norm-order-swapped",
+            "norm-inside-residual",
             "missing-residual",
             "residual-from-normed",
             "shared-layer-weights",
