@@ -117,7 +117,7 @@ EXPECTED = {
 EXPECTED_INT = {
     **EXPECTED,
     "returns-none": "did you forget `return`?",
-    "wrong-dtype": "return a plain int",
+    "wrong-dtype": "right value, wrong type: expected the int",  # 31248.0, not 3.125e+04
     "wrong-device": "not a tensor",
 }
 # Where a kata's first failing check sees the sabotage differently.
