@@ -203,6 +203,11 @@ def nan_on_rows(rows: Tensor) -> Suspect:
     return Suspect("nan-on-fully-masked", matches=matches)
 
 
+def has_nan(got) -> bool:
+    """In a gradient: where the forward is right, NaN can only come from the masked rows."""
+    return isinstance(got, Tensor) and bool(torch.isnan(got.detach()).any())
+
+
 # What the annotated transformer writes: masked_fill(mask, -1e9). Right until a row is
 # fully masked, where it attends uniformly instead of giving zeros.
 ANNOTATED_FILL = -1e9
@@ -255,10 +260,6 @@ def test_attention_fully_masked_gradients(impl):
                             {"query": rq, "key": rk, "value": rv})
         expect_grads_close(got, expected, "backward through fully masked rows", on,
                            [Suspect("nan-on-fully-masked", matches=has_nan)])
-
-
-def has_nan(got) -> bool:
-    return isinstance(got, Tensor) and bool(torch.isnan(got.detach()).any())
 
 
 @pytest.mark.followup
