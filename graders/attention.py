@@ -41,10 +41,12 @@ __all__ = [
     "test_attention_float64",
     "test_attention_gradients",
     "test_attention_fully_masked_rows",
+    "test_attention_fully_masked_gradients",
     "test_attention_half_precision_on_cuda",
     "test_single_head_batch_first_and_no_bias",
     "test_single_head_masks",
     "test_single_head_gradients",
+    "test_single_head_fully_masked_rows",
 ]
 
 # --------------------------------------------------------------------------- references
@@ -171,7 +173,8 @@ def test_attention_gradients(impl):
     expect_close(output, pytorch_attention(*base, mask), "the output", on,
                  attention_suspects(*base, mask, 0))
     expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
-    got = grads_of(weighted_sum([output, weights], seed=52), {"query": q, "key": k, "value": v})
+    got = grads_of(weighted_sum([output, weights], seed=52), {"query": q, "key": k, "value": v},
+                   on=on)
     rq, rk, rv = leaf_copies(*base)
     ref_out = pytorch_attention(rq, rk, rv, mask)
     ref_w = attend(rq, rk, rv, mask)[1]
@@ -200,6 +203,28 @@ def nan_on_rows(rows: Tensor) -> Suspect:
     return Suspect("nan-on-fully-masked", matches=matches)
 
 
+def has_nan(got) -> bool:
+    """In a gradient: where the forward is right, NaN can only come from the masked rows."""
+    return isinstance(got, Tensor) and bool(torch.isnan(got.detach()).any())
+
+
+# What the annotated transformer writes: masked_fill(mask, -1e9). Right until a row is
+# fully masked, where it attends uniformly instead of giving zeros.
+ANNOTATED_FILL = -1e9
+
+
+def fully_masked_suspects(rows: Tensor, reproduce) -> list[Suspect]:
+    """NaN in the fully masked rows, or the -1e9 fill; ``reproduce(**switches)`` computes
+    what the code under test would return with one of :func:`attend`'s switches."""
+    return [nan_on_rows(rows),
+            Suspect("finite-mask-fill", predict=lambda: reproduce(fill_value=ANNOTATED_FILL))]
+
+
+def as_float_mask(mask: Tensor, seed: int) -> Tensor:
+    """The same blocked positions as a float mask: -inf there, moderate values elsewhere."""
+    return randn(*mask.shape, seed=seed).masked_fill(mask, NEG_INF)
+
+
 @pytest.mark.followup
 def test_attention_fully_masked_rows(impl):
     """A query whose keys are all blocked gets zero weights and a zero output, not NaN."""
@@ -207,8 +232,34 @@ def test_attention_fully_masked_rows(impl):
     output, weights, on = run_attention(impl, q, k, v, mask)
     on += "; queries (0, 1) and (1, 3) fully masked"
     expected_out, expected_w = attend(q, k, v, mask)
-    expect_close(weights, expected_w, "the attention weights", on, [nan_on_rows(rows)])
-    expect_close(output, expected_out, "the output", on, [nan_on_rows(rows)])
+    expect_close(weights, expected_w, "the attention weights", on,
+                 fully_masked_suspects(rows, lambda **s: attend(q, k, v, mask, **s)[1]))
+    expect_close(output, expected_out, "the output", on,
+                 fully_masked_suspects(rows, lambda **s: attend(q, k, v, mask, **s)[0]))
+
+
+@pytest.mark.followup
+def test_attention_fully_masked_gradients(impl):
+    """Backward through fully masked rows gives finite gradients (those rows contribute
+    nothing), with a bool mask and with a float mask whose row is all -inf."""
+    base_q, base_k, base_v, bool_blocked, rows = fully_masked_case(seed=65)
+    for mask in (bool_blocked, as_float_mask(bool_blocked, seed=69)):
+        q, k, v = leaf_copies(base_q, base_k, base_v)
+        output, weights, on = run_attention(impl, q, k, v, mask)
+        on += "; queries (0, 1) and (1, 3) fully masked"
+        rq, rk, rv = leaf_copies(base_q, base_k, base_v)
+        ref_out, ref_w = attend(rq, rk, rv, mask)
+        for got, ref, what, index in ((weights, ref_w, "the attention weights", 1),
+                                      (output, ref_out, "the output", 0)):
+            expect_close(got, ref.detach(), what, on, fully_masked_suspects(
+                rows, lambda index=index, **s: attend(base_q, base_k, base_v, mask, **s)[index]))
+        expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
+        got = grads_of(weighted_sum([output, weights], seed=66),
+                       {"query": q, "key": k, "value": v}, on=on)
+        expected = grads_of(weighted_sum([ref_out, ref_w], seed=66),
+                            {"query": rq, "key": rk, "value": rv})
+        expect_grads_close(got, expected, "backward through fully masked rows", on,
+                           [Suspect("nan-on-fully-masked", matches=has_nan)])
 
 
 @pytest.mark.followup
@@ -324,7 +375,7 @@ def check_single_head(impl, *, d=8, n=5, m=7, b=3, bias=True, batch_first=False,
     params = dict(module.named_parameters())
     expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
     got = grads_of(weighted_sum([output, weights], seed=seed + 4),
-                   {"query": q, "key": k, "value": v, **params})
+                   {"query": q, "key": k, "value": v, **params}, on=on)
     ref_grads = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 4),
                          {"query": rq, "key": rk, "value": rv, **dict(twin.named_parameters())})
     expected = {"query": ref_grads["query"], "key": ref_grads["key"], "value": ref_grads["value"],
@@ -363,3 +414,34 @@ def test_single_head_masks(impl):
 def test_single_head_gradients(impl):
     """Gradients of the inputs and of every projection's weight and bias equal PyTorch's."""
     check_single_head(impl, mask=bool_mask(3, 5, 7, seed=160), seed=161, check_grads=True)
+
+
+@pytest.mark.followup
+def test_single_head_fully_masked_rows(impl):
+    """A query whose keys are all blocked: zero weights, and an output that is what out_proj
+    makes of a zero context (its bias), with a bool and with a float mask."""
+    d, b = 8, 2
+    _, _, _, blocked, rows = fully_masked_case(seed=170)  # (b, n, m) = (2, 4, 6)
+    n, m = blocked.shape[-2:]
+    for mask, batch_first in ((blocked, False), (as_float_mask(blocked, seed=171), True)):
+        twin = pytorch_twin(d, True, batch_first, seed=172)
+        state = learner_state(twin)
+        module = build_single_head(impl, twin, state)
+        shape = (lambda length: (b, length, d)) if batch_first else (lambda length: (length, b, d))
+        q, k, v = (randn(*shape(length), seed=173 + i)
+                   for i, length in enumerate((n, m, m)))
+        on = describe_inputs(query=q, key=k, value=v, attn_mask=mask) + \
+            f" (batch_first={batch_first}); queries (0, 1) and (1, 3) fully masked"
+        result = impl.call(module, q, k, v, attn_mask=mask, what="SingleHeadAttention.forward",
+                           on=on)
+        output, weights = expect_tuple(result, 2, "SingleHeadAttention.forward", on,
+                                       "output, weights")
+
+        def reproduce(index, **switches):
+            return single_head_reference(state, q, k, v, mask, batch_first, **switches)[index]
+
+        out_rows = rows if batch_first else rows.transpose(0, 1)
+        expect_close(weights, reproduce(1), "the attention weights (batch, n, m)", on,
+                     fully_masked_suspects(rows, lambda **s: reproduce(1, **s)))
+        expect_close(output, reproduce(0), "the output (out_proj's bias on fully masked rows)",
+                     on, fully_masked_suspects(out_rows, lambda **s: reproduce(0, **s)))

@@ -206,12 +206,14 @@ def layer_mistakes(args: LayerArgs, masked: bool) -> list[tuple[str, dict[str, A
     """(slug, switches of :func:`layer_reference`) for every way we know to make each
     catalogued mistake in a layer built with ``args``."""
     right, wrong = ("pre", "post") if args.norm_first else ("post", "pre")
-    # Both sublayers in the other order, only one of them, or the norm between sublayer and
-    # residual (x + norm(f(x))).
+    # Both sublayers in the other order, or only one of them.
     mistakes: list[tuple[str, dict[str, Any]]] = [
         ("norm-order-swapped", {"norm_at": norm_at})
-        for norm_at in ((wrong, wrong), (wrong, right), (right, wrong), ("sublayer", "sublayer"))
+        for norm_at in ((wrong, wrong), (wrong, right), (right, wrong))
     ]
+    # The norm between sublayer and residual, x + norm(f(x)), in both sublayers or in one.
+    mistakes += [("norm-inside-residual", {"norm_at": norm_at})
+                 for norm_at in (("sublayer", "sublayer"), ("sublayer", right), (right, "sublayer"))]
     for which in (("sa",), ("ff",), ("sa", "ff")):
         mistakes.append(("missing-residual", {"drop_residual": which}))
     if args.norm_first:
@@ -440,7 +442,7 @@ def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
     if not out.requires_grad:
         raise verdict(check, on, ["the output does not require grad: is part of the computation "
                                   "detached, done under torch.no_grad(), or with .data?"])
-    return grads_of(weighted_sum([out], seed=seed), named)
+    return grads_of(weighted_sum([out], seed=seed), named, on=on)
 
 
 def pytorch_grads(expected: Tensor, src: Tensor, twin: nn.Module, seed: int) -> dict:
@@ -590,9 +592,11 @@ def encoder_twin(args: LayerArgs, num_layers: int, with_norm: bool, seed: int, d
 
 
 def build_encoder(impl: Implementation, args: LayerArgs, num_layers: int, with_norm: bool,
-                  dtype=torch.float32, device: str | torch.device = "cpu") -> tuple[nn.Module, str]:
-    """The learner's encoder around the learner's layer (not yet loaded), and how it was built."""
-    layer = new_layer(impl, args, dtype, device)
+                  dtype=torch.float32, device: str | torch.device = "cpu",
+                  layer: nn.Module | None = None) -> tuple[nn.Module, str]:
+    """The learner's encoder around ``layer`` (default: a new learner's layer; not yet
+    loaded), and how it was built."""
+    layer = layer if layer is not None else new_layer(impl, args, dtype, device)
     cls = impl.attr("TransformerEncoder")
     kwargs = {"norm": nn.LayerNorm(args.d_model, dtype=dtype, device=device)} if with_norm else {}
     what = (f"TransformerEncoder(<your layer>, {num_layers}"
@@ -651,16 +655,28 @@ def test_encoder_matches_pytorch(impl):
 
 @pytest.mark.core
 def test_encoder_layers_are_independent(impl):
-    """encoder.layers is an nn.ModuleList of independent copies: changing the weights of
-    one layer leaves the others unchanged."""
+    """encoder.layers is an nn.ModuleList of independent deep copies, as in PyTorch: changing
+    the weights of one layer, or of the layer passed in, leaves the others unchanged."""
     args, num_layers = LayerArgs(), 3
-    encoder, what = build_encoder(impl, args, num_layers, with_norm=False)
+    prototype = new_layer(impl, args)
+    encoder, what = build_encoder(impl, args, num_layers, with_norm=False, layer=prototype)
     on = f"{what} with {args.call_text()}"
     layers = getattr(encoder, "layers", None)
     if not isinstance(layers, nn.ModuleList) or len(layers) != num_layers:
         raise verdict("TransformerEncoder.layers", on, [
             f"expected an nn.ModuleList of {num_layers} layers, got {describe_value(layers)}"])
     before = [{k: v.detach().clone() for k, v in layer.state_dict().items()} for layer in layers]
+    with torch.no_grad():
+        for param in prototype.parameters():
+            param.add_(1.0)
+    for i in range(num_layers):
+        for name, value in layers[i].state_dict().items():
+            if name in before[i] and not torch.equal(value, before[i][name]):
+                raise verdict("that the layers are independent of the layer passed in", on, [
+                    f"adding 1 to every weight of the layer passed in, after building the "
+                    f"encoder, also changed layers[{i}].{name}",
+                    "the layer passed in is only a template: copy.deepcopy it for every layer"],
+                    "shared-layer-weights")
     with torch.no_grad():
         for param in layers[0].parameters():
             param.add_(1.0)

@@ -230,6 +230,12 @@ def expect_int(got: Any, expected: int, check: str, on: str,
     slug = identify(number, expected, list(suspects), 0.0, 0.0) if number is not None else None
     if isinstance(got, bool) or not isinstance(got, int):
         kind = "a tensor " if isinstance(got, torch.Tensor) else ""
+        if number == expected and not isinstance(got, bool):
+            # Not a wrong number: say so first, so that 31248.0 does not read as a miss.
+            raise verdict(check, on, [
+                f"right value, wrong type: expected the int {expected:,}, got "
+                + (f"a tensor {describe_value(got)}" if kind
+                   else f"the {type(got).__name__} {describe_value(got)}"), type_advice(got)])
         raise verdict(check, on, [f"expected the int {expected:,}",
                                   f"got {kind}{describe_value(got)}: {type_advice(got)}"], slug)
     if got == expected:

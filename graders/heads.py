@@ -382,7 +382,8 @@ def check_attention_from_heads(impl, layout: Layout, *, b=3, n=5, m=7, h=3, d=4,
     if not check_grads:
         return
     expect_tracks_grad({"the output": output}, f"{check}: backward", on)
-    got = grads_of(weighted_sum([output], seed=seed + 5), {"query": q, "key": k, "value": v})
+    got = grads_of(weighted_sum([output], seed=seed + 5), {"query": q, "key": k, "value": v},
+                   on=on)
     expected = grads_of(weighted_sum([ref_out], seed=seed + 5),
                         {"query": rq, "key": rk, "value": rv})
     expect_grads_close(got, expected, f"{check}: backward", on)
@@ -442,7 +443,7 @@ def test_heads_gradients(impl):
         check = f"backward through {layout.split} and {layout.merge}"
         expect_tracks_grad({f"the output of {layout.split}": split,
                             f"the output of {layout.merge}": merged}, check, on)
-        got = grads_of(weighted_sum([split, merged], seed=310), {"x": x, "heads": y})
+        got = grads_of(weighted_sum([split, merged], seed=310), {"x": x, "heads": y}, on=on)
         rx, ry = leaf_copies(x, y)
         expected = grads_of(
             weighted_sum([layout.split_ref(rx, h), layout.merge_ref(ry, b)], seed=310),

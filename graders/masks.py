@@ -66,17 +66,22 @@ LARGE_NEGATIVE = -1e4
 # --------------------------------------------------------------------------- references
 
 
-def causal_reference(size: int, device=None, *, offset: int = 0, invert: bool = False) -> Tensor:
+def causal_reference(size: int, device=None, *, offset: int = 0, invert: bool = False,
+                     transpose: bool = False) -> Tensor:
     """Float (size, size): -inf where key j > query i + offset, 0 elsewhere.
 
     offset 0 is correct; -1 also blocks the diagonal, +1 lets each token see the next one
     (the causal-diagonal mistake). invert swaps blocked and allowed (mask-inverted).
+    transpose blocks the past instead of the future (tril where triu belongs:
+    causal-mask-transposed).
     """
     i = torch.arange(size, device=device)[:, None]
     j = torch.arange(size, device=device)[None, :]
     blocked = j > i + offset
     if invert:
         blocked = ~blocked
+    if transpose:
+        blocked = blocked.T
     return additive_mask(blocked, torch.get_default_dtype())
 
 
@@ -297,7 +302,9 @@ def check_mask_values(got: Tensor, expected: Tensor, check: str, on: str,
         return
     got_blocked, exp_blocked = torch.isneginf(got64), torch.isneginf(exp64)
     nan = torch.isnan(got64) & ~torch.isnan(exp64)
-    details = [f"expected {describe_tensor(expected)}", f"got      {describe_tensor(got)}"]
+    start = max(0, int((~same).flatten().nonzero()[0]) - 1)  # previews show the difference
+    details = [f"expected {describe_tensor(expected, start)}",
+               f"got      {describe_tensor(got, start)}"]
     kinds = ((nan, "NaN"),
              (got_blocked & ~exp_blocked, "blocked (-inf) that should be allowed"),
              (~got_blocked & exp_blocked & ~nan, "allowed that should be blocked (-inf)"),
@@ -419,6 +426,7 @@ def check_causal(impl: Implementation, size: int, device=None) -> None:
         ("causal-diagonal", lambda: causal_reference(size, device, offset=-1)),
         ("causal-diagonal", lambda: causal_reference(size, device, offset=1)),
         ("mask-inverted", lambda: causal_reference(size, device, invert=True)),
+        ("causal-mask-transposed", lambda: causal_reference(size, device, transpose=True)),
     ])
     check_mask_values(got, expected, check, on, suspects)
 
@@ -577,7 +585,7 @@ def test_merge_float_mask_gradient(impl):
         twin = pytorch_twin(h * head_dim, h, seed + 1)
         q, k, v = attention_inputs(n, m, b, h * head_dim, seed + 2)
         got_out, got_w = reference_attention(twin, q, k, v, merged)
-        got = grads_of(weighted_sum([got_out, got_w], seed=seed + 3), {"attn_mask": attn})
+        got = grads_of(weighted_sum([got_out, got_w], seed=seed + 3), {"attn_mask": attn}, on=on)
         (ref_attn,) = leaf_copies(attn)
         ref_out, ref_w = pytorch_attention(twin, q, k, v, padding, ref_attn)
         expected = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 3),

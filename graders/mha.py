@@ -502,7 +502,7 @@ def check_mha(impl: Implementation, *, embed_dim: int, num_heads: int, b: int, n
              **dict(module.named_parameters())}
     expect_tracks_grad({"attn_output": output, "attn_weights": weights},
                        "backward through output and weights", on)
-    got = grads_of(weighted_sum([output, weights], seed=seed + 7), named)
+    got = grads_of(weighted_sum([output, weights], seed=seed + 7), named, on=on)
     ref_named = {"query": ref_inputs[0], "key": ref_inputs[1], "value": ref_inputs[2],
                  **dict(twin.named_parameters())}
     expected = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 7), ref_named)

@@ -229,9 +229,10 @@ def expect_values(got, expected: Tensor, angle: Tensor, check: str, on: str,
         return
     diff = (as_float64(got) - target).abs().nan_to_num(nan=math.inf)
     where = tuple(int(i) for i in torch.unravel_index((diff - allowed).argmax(), diff.shape))
+    start = max(0, int(bad.flatten().nonzero()[0]) - 1)  # previews show the first difference
     details = [
-        f"expected {describe_tensor(expected)}",
-        f"got      {describe_tensor(got)}",
+        f"expected {describe_tensor(expected, start)}",
+        f"got      {describe_tensor(got, start)}",
         f"worst at index {where}: expected {target[where].item():.6g}, got "
         f"{as_float64(got)[where].item():.6g}; {int(bad.sum())} of {bad.numel()} values off",
     ]
@@ -588,7 +589,7 @@ def test_gradients_flow_to_input(impl):
     got = check_forward(impl, seq_len=6, batch=3, d_model=d_model, max_len=max_len, x=x)
     on = f"{describe_inputs(x=x)} (PositionalEncoding({d_model}, max_len={max_len}), eval mode)"
     expect_tracks_grad({"the output": got}, "backward through the output", on)
-    grads = grads_of(weighted_sum([got], seed=111), {"x": x})
+    grads = grads_of(weighted_sum([got], seed=111), {"x": x}, on=on)
     (rx,) = leaf_copies(x)
     reference = rx + reference_table(max_len, d_model)[0][:6, None].float()
     expected = grads_of(weighted_sum([reference], seed=111), {"x": rx})

@@ -51,10 +51,19 @@ _ENTRIES = (
             "The output projection was not applied to the attended values.",
             "Finish with out_proj(attended) after merging the heads."),
     Mistake("nan-on-fully-masked",
-            "A query whose keys are all blocked gave NaN; the contract says its weights are "
-            "all zero.",
-            "After the softmax, zero the rows where every key is blocked, e.g. "
-            "torch.where(all_blocked, 0.0, weights)."),
+            "A query whose keys are all blocked gave NaN, in its weights or in the gradients "
+            "through it; the contract says its weights are all zero and its gradients finite.",
+            "Before the softmax, give the rows where every key is blocked finite scores "
+            "(all_blocked = torch.isneginf(scores).all(-1, keepdim=True); "
+            "scores = scores.masked_fill(all_blocked, 0.0)), then zero their weights after "
+            "it (weights.masked_fill(all_blocked, 0.0)). Zeroing after the softmax alone "
+            "leaves NaN gradients."),
+    Mistake("finite-mask-fill",
+            "Blocked scores were filled with a large finite number (masked_fill(mask, -1e9)) "
+            "instead of -inf: right until a query's keys are all blocked, where it attends "
+            "uniformly to them instead of getting zero weights.",
+            "Fill with float('-inf'), then give fully blocked rows zero weights (their "
+            "scores finite before the softmax, their weights zeroed after it)."),
     # --- heads (02, 03) ---
     Mistake("reshape-without-transpose",
             "The heads were made with a reshape alone, which mixes tokens of different "
@@ -104,6 +113,11 @@ _ENTRIES = (
             "The causal mask's diagonal is wrong: a token must see itself but no later "
             "token.",
             "torch.triu(..., diagonal=1) blocks strictly above the diagonal."),
+    Mistake("causal-mask-transposed",
+            "The causal mask blocks the past instead of the future: query i may see the keys "
+            "after it and not those before (torch.tril where torch.triu belongs).",
+            "Block key j > query i, strictly above the diagonal: "
+            "torch.triu(torch.full((size, size), float('-inf')), diagonal=1)."),
     Mistake("mask-and-instead-of-or",
             "The masks were combined with AND: a position must be blocked when *either* "
             "mask blocks it.",
@@ -146,6 +160,11 @@ _ENTRIES = (
             "Pre-LN and Post-LN are mixed up: norm_first=True normalises before each "
             "sublayer, False after the residual sum.",
             "Post-LN: x = norm(x + f(x)). Pre-LN: x = x + f(norm(x))."),
+    Mistake("norm-inside-residual",
+            "The norm was applied to the sublayer's output inside the residual, x + norm(f(x)): "
+            "neither Post-LN nor Pre-LN, and the residual stream itself is never normalised.",
+            "Post-LN normalises the sum, x = norm(x + f(x)); Pre-LN normalises the sublayer's "
+            "input, x = x + f(norm(x))."),
     Mistake("missing-residual",
             "A residual connection is missing: the sublayer's output must be added to its "
             "input.",
@@ -154,7 +173,8 @@ _ENTRIES = (
             "In Pre-LN the residual added the normalised x instead of the un-normalised one.",
             "h = norm(x); x = x + f(h): add f(h) to x, not to h."),
     Mistake("shared-layer-weights",
-            "The encoder's layers share one set of weights; each must be an independent copy.",
+            "The encoder's layers share weights, with each other or with the layer passed in; "
+            "each must be an independent deep copy.",
             "nn.ModuleList(copy.deepcopy(layer) for _ in range(num_layers))."),
     Mistake("activation-misplaced",
             "The activation is in the wrong place (or missing): it goes between linear1 and "

@@ -80,34 +80,40 @@ def expect_close(
 
     got64 = got.detach().double()
     exp64 = expected.detach().double()
-    if mask is not None:
-        keep = torch.broadcast_to(mask.to(got.device), got.shape)
-        got64, exp64 = got64[keep], exp64[keep]
+    keep = (torch.ones_like(got64, dtype=torch.bool) if mask is None
+            else torch.broadcast_to(mask.to(got.device), got.shape))
     nan_got, nan_exp = torch.isnan(got64), torch.isnan(exp64)
     inf_got, inf_exp = torch.isinf(got64), torch.isinf(exp64)
-    bad = ~torch.isclose(got64, exp64, rtol=rtol, atol=atol, equal_nan=True)
+    bad = ~torch.isclose(got64, exp64, rtol=rtol, atol=atol, equal_nan=True) & keep
     if not bool(bad.any()):
         return
 
-    details = [f"expected {describe_tensor(expected)}", f"got      {describe_tensor(got)}"]
-    if bool((nan_got & ~nan_exp).any()):
-        count = int((nan_got & ~nan_exp).sum())
-        details.append(f"got NaN in {count} place(s) where a number was expected")
-    elif bool((inf_got & ~inf_exp).any()):
-        count = int((inf_got & ~inf_exp).sum())
-        details.append(f"got inf in {count} place(s) where a finite number was expected")
+    def index(flat: int) -> tuple[int, ...]:
+        return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), got.shape))
+
+    # The previews start just before the first difference, so that they show it.
+    first = int(bad.flatten().nonzero()[0])
+    start = max(0, first - 1)
+    details = [f"expected {describe_tensor(expected, start)}",
+               f"got      {describe_tensor(got, start)}"]
+    new_nan, new_inf = nan_got & ~nan_exp & keep, inf_got & ~inf_exp & keep
+    if bool(new_nan.any()):
+        details.append(f"got NaN in {int(new_nan.sum())} place(s) where a number was expected, "
+                       f"first at index {index(int(new_nan.flatten().nonzero()[0]))}")
+    elif bool(new_inf.any()):
+        details.append(f"got inf in {int(new_inf.sum())} place(s) where a finite number was "
+                       f"expected, first at index {index(int(new_inf.flatten().nonzero()[0]))}")
     else:
         # Only where the values disagree: matching -inf entries would give NaN differences.
         diff = (got64 - exp64).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))
         diff = torch.where(bad, diff, torch.zeros_like(diff))
-        if mask is None:
-            where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), got.shape))
-            at = f" at index {where}"
-        else:
-            at = ""
+        worst = int(diff.flatten().argmax())
+        where = (f"first and largest difference at index {index(first)}" if worst == first
+                 else f"first difference at index {index(first)}, the largest at "
+                      f"{index(worst)}")
         details.append(
-            f"max abs diff {diff.max().item():.3g}{at}; {int(bad.sum())} of {bad.numel()} "
-            f"values off (rtol {rtol:.0e}, atol {atol:.0e})"
+            f"{where} (abs diff {diff.max().item():.3g}); {int(bad.sum())} of "
+            f"{int(keep.sum())} values off (rtol {rtol:.0e}, atol {atol:.0e})"
         )
     raise fail(details)
 
@@ -130,8 +136,10 @@ def expect_grads_close(
     expected: dict[str, torch.Tensor | None],
     check: str,
     on: str,
+    suspects: Sequence[Suspect] = (),
 ) -> None:
-    """Compare named gradients (inputs and parameters), each against PyTorch's."""
+    """Compare named gradients (inputs and parameters), each against PyTorch's; ``suspects``
+    (see :func:`expect_close`) may name a mistake seen in any of them."""
     for name, exp in expected.items():
         grad = got.get(name)
         if exp is None:
@@ -143,4 +151,4 @@ def expect_grads_close(
                  "is part of the computation detached, done under torch.no_grad(), or done "
                  "with .data / .item()?"],
             )
-        expect_close(grad, exp, f"{check}: gradient of {name}", on, slack=GRAD_SLACK)
+        expect_close(grad, exp, f"{check}: gradient of {name}", on, suspects, slack=GRAD_SLACK)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,6 +30,8 @@ class Implementation:
     exception_slugs: Callable[[BaseException], str | None] | None = None
     # How verdicts name the implementation; the file name unless set (e.g. "your notebook").
     label: str = ""
+    # Everything the learner's code printed while graded (counted; see guard.PrintedOutput).
+    printed: guard.PrintedOutput = field(default_factory=guard.PrintedOutput)
     _load_error_shown: bool = False
     _timed_out: str = ""  # the first call that ran past the time limit
 
@@ -77,7 +79,8 @@ class Implementation:
         try:
             return guard.call(
                 fn, *args, what=what, on=on, forbidden=self.kata.forbidden,
-                learner_file=self.path, exception_slugs=self.exception_slugs, **kwargs,
+                learner_file=self.path, exception_slugs=self.exception_slugs,
+                printed=self.printed, **kwargs,
             )
         except guard.TimedOut:
             self._timed_out = what

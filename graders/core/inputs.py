@@ -11,6 +11,8 @@ from typing import Callable, Iterable, TypeVar
 import torch
 from torch import Tensor, nn
 
+from graders.core.report import GradingFailure, verdict
+
 Case = TypeVar("Case")
 CASES_PER_CHECK = 12
 
@@ -87,11 +89,44 @@ def leaf_copies(*tensors: Tensor) -> tuple[Tensor, ...]:
     return tuple(t.detach().clone().requires_grad_(True) for t in tensors)
 
 
-def grads_of(loss: Tensor, named: dict[str, Tensor]) -> dict[str, Tensor | None]:
-    """Gradients of ``loss`` with respect to each named tensor (None where unused)."""
+# What autograd says when a tensor it saved for the backward pass was edited in place.
+_EDITED_IN_PLACE = "modified by an inplace operation"
+
+
+def grads_of(loss: Tensor, named: dict[str, Tensor], on: str = "the graded input"
+             ) -> dict[str, Tensor | None]:
+    """Gradients of ``loss`` with respect to each named tensor (None where unused).
+
+    Every grader computes gradients of learner outputs here, so that an exception raised by
+    the backward pass (an in-place edit of a tensor autograd saved, a custom autograd
+    Function) is a verdict in the learner's terms, never a traceback through grader code.
+    ``on`` describes the input, as in the verdicts.
+    """
     tensors = list(named.values())
-    grads = torch.autograd.grad(loss, tensors, allow_unused=True)
+    try:
+        grads = torch.autograd.grad(loss, tensors, allow_unused=True)
+    except Exception as exc:  # the learner's graph may fail in any way while differentiated
+        raise backward_failure(exc, on) from None
     return dict(zip(named.keys(), grads))
+
+
+def backward_failure(exc: BaseException, on: str) -> GradingFailure:
+    """The verdict for a backward pass through learner code that raised ``exc``."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    if _EDITED_IN_PLACE in first:
+        details = [
+            "the forward pass ran, but backward() failed: your code edited a tensor in place "
+            "after autograd had saved it for the gradients (e.g. weights.masked_fill_(...) on "
+            "the softmax's output, or x += ... on a tensor used before)",
+            "use the out-of-place form: weights = weights.masked_fill(...), x = x + ...",
+        ]
+    else:
+        if len(first) > 200:
+            first = first[:197] + "..."
+        details = [f"the forward pass ran, but backward() raised {type(exc).__name__}: {first}",
+                   "is part of the computation not differentiable (a custom autograd Function, "
+                   "an in-place edit, a conversion to numpy or Python numbers)?"]
+    return verdict("the gradients (backward through your output)", on, details)
 
 
 def weighted_sum(outputs: Iterable[Tensor], seed: int) -> Tensor:

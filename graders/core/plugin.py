@@ -93,8 +93,12 @@ def record(item: pytest.Item, report: pytest.TestReport) -> None:
         outcome = NOT_IMPLEMENTED if getattr(report, "not_implemented", False) else FAILED
         verdict = report.longreprtext.strip()
     results = item.config.stash[_RESULTS_KEY]
-    results.setdefault(kata, KataResult(kata)).checks.append(
+    result = results.setdefault(kata, KataResult(kata))
+    result.checks.append(
         CheckResult(item.name, tier, outcome, verdict, getattr(report, "slug", None)))
+    implementation = getattr(item, "funcargs", {}).get("impl")
+    if isinstance(implementation, Implementation):
+        result.note = implementation.printed.note() or result.note
 
 
 def results_of(config: pytest.Config) -> dict[str, KataResult]:
@@ -131,6 +135,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_line(f"{name}  " + ", ".join(parts))
         if result.failures:
             terminalreporter.write_line("    failing: " + ", ".join(c.name for c in result.failures))
+        if result.note:
+            terminalreporter.write_line(f"    {result.note}")
         if any(c.outcome == NOT_IMPLEMENTED for c in result.checks):
             readme = registry.get(name).readme_path.relative_to(registry.REPO_ROOT)
             terminalreporter.write_line(f"    not implemented yet: start with {readme}")

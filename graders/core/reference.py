@@ -35,6 +35,7 @@ def attend(
     invert_mask: bool = False,
     mask_after_softmax: str | None = None,  # "zero" | "add": the mask-after-softmax mistake
     zero_blocked_rows: bool = True,
+    fill_value: float | None = None,  # a bool mask filled with this, not -inf: finite-mask-fill
 ) -> tuple[Tensor, Tensor]:
     """Single-head attention with switches for the catalogued mistakes.
 
@@ -46,12 +47,20 @@ def attend(
     scores = query @ key.transpose(-2, -1) * scale
     additive = additive_mask(mask, scores.dtype, invert=invert_mask)
     if additive is not None and mask_after_softmax is None:
-        scores = scores + additive
+        if fill_value is not None and mask is not None and mask.dtype == torch.bool:
+            scores = scores.masked_fill(~mask if invert_mask else mask, fill_value)
+        else:
+            scores = scores + additive
+    # Fully blocked rows (all -inf) get finite scores before the softmax and zero weights
+    # after it: the softmax of an all -inf row is NaN, and so are the gradients through it.
+    all_blocked = torch.isneginf(scores).all(dim=-1, keepdim=True)
+    if zero_blocked_rows and mask_after_softmax is None:
+        scores = scores.masked_fill(all_blocked, 0.0)
     weights = torch.softmax(scores, dim=softmax_dim)
     if additive is not None and mask_after_softmax == "zero":
         weights = weights.masked_fill(torch.isneginf(additive), 0.0)
     elif additive is not None and mask_after_softmax == "add":
         weights = weights + additive
     elif zero_blocked_rows:
-        weights = weights.masked_fill(torch.isneginf(scores).all(dim=-1, keepdim=True), 0.0)
+        weights = weights.masked_fill(all_blocked, 0.0)
     return weights @ value, weights

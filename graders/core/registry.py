@@ -111,6 +111,7 @@ KATAS: tuple[Kata, ...] = (
             "wrong-projection",
             "missing-out-proj",
             "nan-on-fully-masked",
+            "finite-mask-fill",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(
@@ -235,6 +236,7 @@ KATAS: tuple[Kata, ...] = (
             "mask-inverted",
             "padding-mask-head-order",
             "causal-diagonal",
+            "causal-mask-transposed",
             "mask-and-instead-of-or",
             "float-mask-as-bool",
         ),
@@ -313,6 +315,7 @@ KATAS: tuple[Kata, ...] = (
         prerequisites=("03", "04"),
         mistakes=(
             "norm-order-swapped",
+            "norm-inside-residual",
             "missing-residual",
             "residual-from-normed",
             "shared-layer-weights",

@@ -78,23 +78,31 @@ def _describe(value: Any, depth: int = 0) -> str:
     if _is_numpy(value):
         return f"a numpy {type(value).__name__} {value.dtype} {tuple(value.shape)}"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        # 31248.0 as it is, not 3.125e+04: a whole-number float is a type slip, not a value's.
+        return repr(value) if value.is_integer() and abs(value) < 1e16 else f"{value:.4g}"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def describe_tensor(t: torch.Tensor) -> str:
-    """e.g. ``float32 (2, 3, 4) [0.1234, -0.5, 1.25, ...]`` with at most 4 leading values."""
+PREVIEW_VALUES = 4
+
+
+def describe_tensor(t: torch.Tensor, start: int = 0) -> str:
+    """e.g. ``float32 (2, 3, 4) [0.1234, -0.5, 1.25, ...]``: at most 4 values, in flat
+    (row-major) order from flat index ``start`` — where two tensors first differ, so that
+    side-by-side previews show the difference — with ``...`` for the values left out."""
     shape = tuple(t.shape)
     dtype = str(t.dtype).removeprefix("torch.")
-    head = t.detach().flatten()[:4].to("cpu")
-    if head.is_floating_point():
-        values = ", ".join(f"{v:.4g}" for v in head.double().tolist())
+    start = max(0, min(start, t.numel() - PREVIEW_VALUES))
+    window = t.detach().flatten()[start:start + PREVIEW_VALUES].to("cpu")
+    if window.is_floating_point():
+        values = ", ".join(f"{v:.4g}" for v in window.double().tolist())
     else:
-        values = ", ".join(str(v) for v in head.tolist())
-    more = ", ..." if t.numel() > 4 else ""
+        values = ", ".join(str(v) for v in window.tolist())
+    before = "..., " if start > 0 else ""
+    after = ", ..." if t.numel() > start + PREVIEW_VALUES else ""
     device = "" if t.device.type == "cpu" else f" on {t.device}"
-    return f"{dtype} {shape}{device} [{values}{more}]"
+    return f"{dtype} {shape}{device} [{before}{values}{after}]"
 
 
 def describe_inputs(**named: Any) -> str:

@@ -36,6 +36,9 @@ class KataResult:
     kata: str  # "03_mha"
     checks: list[CheckResult] = field(default_factory=list)
     error: str | None = None  # set when the grader could not run at all
+    # A remark that is no verdict, e.g. how much the code printed while graded (the checks
+    # judge results alone; what was printed is not shown).
+    note: str = ""
 
     @property
     def core(self) -> list[CheckResult]:
@@ -82,9 +85,10 @@ class KataResult:
         return list(dict.fromkeys(c.slug for c in self.failures if c.slug))
 
     def to_dict(self) -> dict:
-        return {"kata": self.kata, "error": self.error, "checks": [asdict(c) for c in self.checks]}
+        return {"kata": self.kata, "error": self.error, "note": self.note,
+                "checks": [asdict(c) for c in self.checks]}
 
     @classmethod
     def from_dict(cls, data: dict) -> "KataResult":
-        return cls(kata=data["kata"], error=data.get("error"),
+        return cls(kata=data["kata"], error=data.get("error"), note=data.get("note", ""),
                    checks=[CheckResult(**c) for c in data.get("checks", [])])

@@ -122,6 +122,8 @@ def render(result: KataResult, console=None) -> None:
     console.print(table, markup=True)
     counts = ", ".join(f"{label} {passed}/{total}" for label, passed, total in result.tally)
     console.print(f"{counts}: [bold]{result.status}[/]", markup=True, highlight=False)
+    if result.note:
+        console.print(result.note, markup=False, highlight=False)
     if result.status == NOT_STARTED:
         readme = kata.readme_path.relative_to(REPO_ROOT)
         console.print(f"not implemented yet: start with {readme}", highlight=False)

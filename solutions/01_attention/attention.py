@@ -24,10 +24,13 @@ def scaled_dot_product_attention(
             scores = scores.masked_fill(attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = torch.softmax(scores, dim=-1)
-    # softmax of an all -inf row is NaN: those queries attend to nothing.
+    # A query whose keys are all blocked attends to nothing. Its scores are all -inf, whose
+    # softmax is NaN, and so would be the gradients through it (of the query and of every
+    # key, with a float mask): give those rows finite scores *before* the softmax, then
+    # zero their weights.
     all_blocked = torch.isneginf(scores).all(dim=-1, keepdim=True)
-    weights = weights.masked_fill(all_blocked, 0.0)
+    scores = scores.masked_fill(all_blocked, 0.0)
+    weights = torch.softmax(scores, dim=-1).masked_fill(all_blocked, 0.0)
     return weights @ value, weights
 
 

@@ -25,11 +25,10 @@ MUTANTS = [
     weights = torch.softmax(scores, dim=-1)"""),
             ('            scores = scores.masked_fill(attn_mask, float("-inf"))',
              '            weights = weights.masked_fill(attn_mask, 0.0)'),
-            ("""            scores = scores + attn_mask
-    weights = torch.softmax(scores, dim=-1)
-""",
-             """            weights = weights * torch.exp(attn_mask)
-"""),
+            ('            scores = scores + attn_mask',
+             '            weights = weights * torch.exp(attn_mask)'),
+            ('    weights = torch.softmax(scores, dim=-1).masked_fill(all_blocked, 0.0)',
+             '    weights = weights.masked_fill(all_blocked, 0.0)'),
         ],
     ),
     Mutant(
@@ -70,9 +69,33 @@ MUTANTS = [
         why="lets a fully masked row's softmax be NaN.",
         edits=[
             ("""    all_blocked = torch.isneginf(scores).all(dim=-1, keepdim=True)
-    weights = weights.masked_fill(all_blocked, 0.0)
+    scores = scores.masked_fill(all_blocked, 0.0)
+    weights = torch.softmax(scores, dim=-1).masked_fill(all_blocked, 0.0)
 """,
-             ''),
+             """    weights = torch.softmax(scores, dim=-1)
+"""),
+        ],
+    ),
+    Mutant(
+        'nan-on-fully-masked',
+        variant='zeroed_after_softmax_only',
+        why="zeroes a fully masked row's weights after the softmax only (torch.where): the "
+            "forward is right, but with a float -inf mask the query and key gradients are NaN.",
+        edits=[
+            ("""    scores = scores.masked_fill(all_blocked, 0.0)
+    weights = torch.softmax(scores, dim=-1).masked_fill(all_blocked, 0.0)
+""",
+             """    weights = torch.where(all_blocked, 0.0, torch.softmax(scores, dim=-1))
+"""),
+        ],
+    ),
+    Mutant(
+        'finite-mask-fill',
+        why="fills blocked scores with -1e9 (the annotated transformer's masked_fill): a fully "
+            "masked row attends uniformly instead of getting zero weights.",
+        edits=[
+            ('            scores = scores.masked_fill(attn_mask, float("-inf"))',
+             '            scores = scores.masked_fill(attn_mask, -1e9)'),
         ],
     ),
     Mutant(

@@ -233,4 +233,12 @@ MUTANTS = [
              '        padding = padding.unsqueeze(0).expand(num_heads, batch, m).reshape(num_heads * batch, 1, m)'),
         ],
     ),
+    Mutant(
+        'causal-mask-transposed',
+        why='builds the causal mask with tril where triu belongs: it blocks the past.',
+        edits=[
+            ('    return torch.triu(full, diagonal=1)',
+             '    return torch.tril(full, diagonal=-1)'),
+        ],
+    ),
 ]

@@ -181,8 +181,7 @@ MUTANTS = [
         ],
     ),
     Mutant(
-        'norm-order-swapped',
-        variant='norm_on_sublayer',
+        'norm-inside-residual',
         why="the norm is applied to the sublayer's output before the residual sum: x + norm(f(x)).",
         edits=[
             ("""            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
@@ -243,6 +242,17 @@ MUTANTS = [
             ('        self.layers = nn.ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))',
              """        layer = copy.deepcopy(encoder_layer)
         self.layers = nn.ModuleList([layer for _ in range(num_layers)])"""),
+        ],
+    ),
+    Mutant(
+        'shared-layer-weights',
+        variant='prototype_first',
+        why='the encoder uses the given layer itself as layers[0] and deep copies for the rest: '
+            'editing that layer afterwards changes the encoder.',
+        edits=[
+            ('        self.layers = nn.ModuleList(copy.deepcopy(encoder_layer) for _ in range(num_layers))',
+             """        self.layers = nn.ModuleList(
+            [encoder_layer] + [copy.deepcopy(encoder_layer) for _ in range(num_layers - 1)])"""),
         ],
     ),
 ]

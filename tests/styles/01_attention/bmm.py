@@ -22,7 +22,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None):
             bias = bias + attn_mask
     scores = torch.baddbmm(bias.reshape(-1, n, m), q, k.transpose(1, 2), alpha=d_k ** -0.5)
     dead = scores.isneginf().all(-1, keepdim=True)
-    weights = torch.where(dead, torch.zeros_like(scores), F.softmax(scores, dim=-1))
+    # Dead rows: finite scores before the softmax (no NaN, not even in the gradients), zero after.
+    weights = torch.where(dead, torch.zeros_like(scores),
+                          F.softmax(torch.where(dead, torch.zeros_like(scores), scores), dim=-1))
     out = torch.bmm(weights, v)
     return out.reshape(*lead, n, d_v), weights.reshape(*lead, n, m)
 

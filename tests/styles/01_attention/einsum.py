@@ -13,7 +13,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None):
             additive = torch.zeros(attn_mask.shape, dtype=scores.dtype, device=scores.device)
             attn_mask = additive.masked_fill(attn_mask, -math.inf)
         scores = scores + attn_mask
-    weights = scores.softmax(-1).nan_to_num(nan=0.0)
+    # A row blocked everywhere: scores 0 before the softmax (finite gradients), weights 0 after.
+    dead = scores.isneginf().all(-1, keepdim=True)
+    weights = scores.masked_fill(dead, 0.0).softmax(-1) * ~dead
     return torch.einsum("...nm,...mv->...nv", weights, value), weights
 
 

@@ -1,0 +1,85 @@
+"""Verdicts a learner can trust: focused self-tests for wrong answers that no slug names.
+
+Named mistakes are pinned by their mutants (tests/mutants/NN_name.py, graded in
+tests/test_katas.py) and printing by tests/test_hostile.py; this file pins the rest: a
+kata 01 module that gets fully masked rows wrong, a backward pass that raises, the value
+preview of a mismatch, and a right number of the wrong type.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graders.core import registry
+from graders.core.compare import expect_close
+from graders.core.report import GradingFailure
+from graders.flops import expect_int
+from tests.grading_session import run_session
+
+ATTENTION = registry.get("01_attention")
+
+
+def edited(kata: registry.Kata, tmp_path, edits: list[tuple[str, str]]):
+    """The kata's reference solution with each ``(old, new)`` applied (``old`` found once)."""
+    text = kata.solution_path.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / f"my_{kata.file}"
+    path.write_text(text)
+    return path
+
+
+def test_module_zeroing_fully_masked_rows_fails(pytester, tmp_path):
+    """A fully masked query's output is out_proj's bias (out_proj of a zero context), not 0."""
+    path = edited(ATTENTION, tmp_path, [(
+        "        output = self.out_proj(attended)",
+        "        output = self.out_proj(attended).masked_fill(\n"
+        "            weights.sum(-1, keepdim=True) == 0, 0.0)")])
+    session = run_session(pytester, ATTENTION, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    assert session.failed == 1, session.output
+    report = "\n".join(session.failure_reports()[0])
+    assert "test_single_head_fully_masked_rows" in session.output
+    assert "out_proj's bias" in report, report
+
+
+def test_backward_error_is_a_verdict(pytester, tmp_path):
+    """An in-place edit of the softmax's output breaks backward(): the learner reads what
+    happened and what to write instead, not a traceback through grader code."""
+    path = edited(ATTENTION, tmp_path, [(
+        "    weights = torch.softmax(scores, dim=-1).masked_fill(all_blocked, 0.0)",
+        "    weights = torch.softmax(scores, dim=-1)\n"
+        "    weights.masked_fill_(all_blocked, 0.0)")])
+    session = run_session(pytester, ATTENTION, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    first = "\n".join(session.failure_reports()[0])
+    assert "edited a tensor in place" in first and "out-of-place" in first, first
+    assert "Traceback" not in session.output
+    assert "graders/" not in session.output and "inputs.py" not in session.output
+    assert session.slugs == set(), session.output
+
+
+def test_value_preview_starts_at_the_first_difference():
+    """Equal leading values are skipped: the previews show where the tensors differ."""
+    expected = torch.arange(12, dtype=torch.float64).reshape(3, 4) / 10
+    got = expected.clone()
+    got[2, 1] += 1.0
+    with pytest.raises(GradingFailure) as failure:
+        expect_close(got, expected, "the output", "x (3, 4)")
+    lines = str(failure.value).splitlines()
+    expected_line = next(line for line in lines if line.strip().startswith("expected"))
+    got_line = next(line for line in lines if line.strip().startswith("got"))
+    assert "[..., 0.8, 0.9, 1, 1.1]" in expected_line, lines
+    assert "[..., 0.8, 1.9, 1, 1.1]" in got_line, lines
+    assert "index (2, 1)" in str(failure.value)
+
+
+def test_right_value_wrong_type_is_said_so():
+    """Kata 07: 31248.0 for 31248 is a type slip, not a wrong number."""
+    with pytest.raises(GradingFailure) as failure:
+        expect_int(31248.0, 31248, "mha_flops", "seq_len=3")
+    text = str(failure.value)
+    assert "right value, wrong type" in text and "31248.0" in text, text
+    assert "e+04" not in text
