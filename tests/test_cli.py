@@ -672,12 +672,18 @@ def test_a_mock_refuses_hints_the_solution_and_backups_until_handed_in(sandbox):
     assert "Time ran out" in out and status == 0 and "hint 1/3" in out  # ... then hints are back
 
 
-def test_check_during_a_mock_does_not_suggest_a_hint(sandbox, monkeypatch):
-    monkeypatch.setattr(cli.App, "grade", lambda app, kata, source, **kw: cli.KataResult(
-        kata.name, checks=[CheckResult("test_x", "core", "failed", "checked x")]))
+def test_check_during_a_mock_gives_the_verdict_without_hints(sandbox):
+    hint = MISTAKES["heads-interleaved"].hint
     sandbox.run("mock", "02")
-    status, out = sandbox.run("check", "02")
-    assert status == 1 and "kata hint" not in out and "kata mock --submit" in out
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    outputs = [sandbox.run(*argv) for argv in
+               (("check", "02"), ("check", "02", "--impl", str(sandbox.file("02"))))]
+    for status, out in outputs:
+        assert status == 1 and "[heads-interleaved]" in out  # named and explained...
+        assert hint[:30] not in " ".join(out.split()) and "kata hint" not in out  # ... no hint
+    assert "kata mock --submit" in outputs[0][1]
+    status, out = sandbox.run("mock", "--submit")  # handed in: the full verdict, hints included
+    assert hint[:30] in " ".join(out.split())
 
 
 FOLLOW_UPS_README = """# Heads

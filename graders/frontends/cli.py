@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import datetime
 import functools
 import hashlib
@@ -359,6 +360,15 @@ def watch_file(path: Path) -> Iterable:
                  watch_filter=lambda change, changed: Path(changed).name == path.name)
 
 
+def without_hints(result: KataResult) -> KataResult:
+    """``result`` with the catalogue's hints left out: no slug to look a hint up by (the
+    verdict still names the mistake and explains it), no "hint: ..." line in the verdicts."""
+    checks = [dataclasses.replace(check, slug=None, verdict="\n".join(
+        line for line in check.verdict.splitlines() if not line.startswith("hint: ")))
+        for check in result.checks]
+    return KataResult(result.kata, checks=checks, error=result.error)
+
+
 # --------------------------------------------------------------------------------------
 # The application: where the learner's files and state are, and how it is clocked
 # --------------------------------------------------------------------------------------
@@ -578,9 +588,16 @@ class App:
         return result
 
     def render(self, result: KataResult, console: Console | None = None) -> None:
+        """Show a grading result; while a mock interview of its kata runs, without hints: what
+        failed and why, but not how to fix it (they come with the verdict of kata mock --submit)."""
         from graders.core import session
 
         console = console or self.console
+        mock = self.running_mock()
+        if mock is not None and mock["kata"] == result.kata:
+            result = without_hints(result)
+            console.print("(a mock interview is running: no hints until you hand it in)",
+                          style="dim", highlight=False)
         session.render(result, console, plain=not console.is_terminal)
 
     def running_mock(self) -> dict | None:
