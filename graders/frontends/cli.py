@@ -315,22 +315,26 @@ def questions_only(readme: str) -> str:
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     section = re.sub(r"<details>.*?</details>", "", "\n".join(lines[start + 1:end]),
                      flags=re.S | re.I)
-    items: list[str] = []  # one per list item, its continuation lines joined
+    blocks: list[list[str]] = []  # [marker, text]: a list item ("-", "1.") or a paragraph ("")
+    open_block = False  # whether the next indented or plain line continues the last block
     for line in section.splitlines():
         item = re.match(r"\s*([-*+]|\d+[.)])\s+(.*)", line)
         if item:
-            items.append(f"{item.group(1)} {item.group(2)}")
-        elif line.strip() and items:
-            items[-1] += " " + line.strip()
+            blocks.append([item.group(1), item.group(2)])
+        elif line.strip() and open_block:
+            blocks[-1][1] += " " + line.strip()
         elif line.strip():
-            items.append(line.strip())
-    questions = []
-    for item in items:
-        marker, _, text = item.partition(" ") if re.match(r"[-*+]|\d+[.)] ", item) else ("", "", item)
+            blocks.append(["", line.strip()])
+        open_block = bool(line.strip())
+    questions: list[str] = []
+    for marker, text in blocks:
         text = _without_parentheses(text)
-        if text:
-            questions.append(f"{marker} {text}".strip())
-    return "\n".join(lines[:start + 1] + [""] + questions + [""] + lines[end:])
+        if text and marker:
+            questions.append(f"{marker} {text}")
+        elif text:
+            questions += ["", text, ""]
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(["", "", *questions, ""]))
+    return "\n".join(lines[:start + 1]) + body + "\n" + "\n".join(lines[end:])
 
 
 def best_status(state: dict, kata: Kata) -> str:
