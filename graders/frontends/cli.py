@@ -44,7 +44,7 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from rich.console import Console
 from rich.markup import escape
@@ -272,7 +272,7 @@ def is_checkout(folder: Path) -> bool:
     return (folder / "katas").is_dir() and (folder / "graders" / "core" / "registry.py").is_file()
 
 
-def locate_repository(cwd: Path, environ: dict[str, str] | os._Environ) -> tuple[Path, str | None]:
+def locate_repository(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, str | None]:
     """The copy of the repository to work on, and a line saying which one when it is not
     the current directory's (None when it is): KATA_ROOT if set; else the nearest copy at or
     above ``cwd``; else the copy this command was installed from."""
