@@ -733,7 +733,7 @@ def test_a_mock_shows_the_follow_ups_without_their_answers(sandbox, monkeypatch,
 
 
 def test_the_shipped_follow_ups_keep_their_questions_only():
-    for kata in registry.KATAS:
+    for kata in (k for k in registry.KATAS if k.readme_path.is_file()):  # READMEs: test_katas
         text = cli.questions_only(kata.readme_path.read_text())
         if cli.FOLLOW_UPS_HEADING not in text:
             continue

@@ -907,7 +907,12 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
 
     mock = app.store.update(start)
     app.heading(f"mock interview: {kata.name} - {kata.title}", style="bold")
-    app.markdown(questions_only(app.readme(kata).read_text(encoding="utf-8")))
+    readme = app.readme(kata)
+    if readme.is_file():
+        app.markdown(questions_only(readme.read_text(encoding="utf-8")))
+    else:
+        app.print(f"{kata.title}: {app.show_path(readme)} is missing; the skeleton's docstrings "
+                  "state the task.")
     app.heading(style="bold")
     app.print(f"You have {countdown(mock['deadline'] - mock['started'])} (until "
               f"{clock_time(mock['deadline'])}). Edit {app.show_path(path)}, then hand it in "
