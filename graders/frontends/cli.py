@@ -622,29 +622,34 @@ class App:
 
 def cmd_list(app: App, args: argparse.Namespace) -> int:
     state = app.store.read()
-    with_titles = app.console.width >= WIDE_ENOUGH_FOR_TITLES
     statuses: dict[str, str] = {}
+    rows: dict[str, list[str]] = {}  # kata name -> its cells, plain text
+    for kata in registry.KATAS:
+        status, result = app.status_now(state, kata, "list", lambda note: app.print(note, style="dim"))
+        statuses[kata.name] = status
+        mistake = f"kata reset {kata.id}" if status == FILE_MISSING else ""
+        if result is not None and result.slugs:
+            mistake = f"[{result.slugs[0]}]"
+        if result is not None and result.error:
+            mistake = f"grader error: kata check {kata.id}"
+        rows[kata.name] = [kata.name, status, mistake, f"{hint_level(state, kata)}/{len(kata.hints)}",
+                           f"{kata.difficulty}, {kata.target_minutes} min", kata.title]
+    columns = ["kata", "status", "mistake", "hints", "level"]  # level: difficulty, mock target
+    if app.console.width >= WIDE_ENOUGH_FOR_TITLES:
+        columns.append("title")
+    # One width per column across the tracks' tables, so that they line up.
+    widths = [max(len(name), *(len(cells[n]) for cells in rows.values()))
+              for n, name in enumerate(columns)]
     for title, members in tracks(registry.KATAS):
         table = app.table(track_heading(title, members))
-        table.add_column("kata", no_wrap=True)
-        table.add_column("status", no_wrap=True)
-        table.add_column("mistake", overflow="fold")
-        table.add_column("hints", no_wrap=True)
-        table.add_column("level", no_wrap=True)  # difficulty, and the mock's target time
-        if with_titles:
-            table.add_column("title", overflow="fold")
+        for name, width in zip(columns, widths):
+            wraps = name in ("mistake", "title")
+            table.add_column(name, min_width=min(width, 30) if wraps else width,
+                             no_wrap=not wraps, overflow="fold")
         for kata in members:
-            status, result = app.status_now(state, kata, "list",
-                                            lambda note: app.print(note, style="dim"))
-            statuses[kata.name] = status
-            mistake = f"kata reset {kata.id}" if status == FILE_MISSING else ""
-            if result is not None and result.slugs:
-                mistake = escape(f"[{result.slugs[0]}]")
-            if result is not None and result.error:
-                mistake = f"grader error: kata check {kata.id}"
-            cells = [kata.name, styled(status), mistake, f"{hint_level(state, kata)}/{len(kata.hints)}",
-                     f"{kata.difficulty}, {kata.target_minutes} min"]
-            table.add_row(*cells, *([escape(kata.title)] if with_titles else []))
+            cells = rows[kata.name][:len(columns)]
+            cells[1] = styled(cells[1])
+            table.add_row(*(cell if n == 1 else escape(cell) for n, cell in enumerate(cells)))
         app.console.print(table)
     app.print(progress_line(statuses), style="bold")
     upcoming = next((k for k in registry.KATAS if statuses[k.name] != ALL_PASSED), None)
