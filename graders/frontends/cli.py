@@ -644,7 +644,7 @@ def cmd_list(app: App, args: argparse.Namespace) -> int:
         table = app.table(track_heading(title, members))
         for name, width in zip(columns, widths):
             wraps = name in ("mistake", "title")
-            table.add_column(name, min_width=min(width, 30) if wraps else width,
+            table.add_column(name, min_width=min(width, 30) if name == "mistake" else width,
                              no_wrap=not wraps, overflow="fold")
         for kata in members:
             cells = rows[kata.name][:len(columns)]
