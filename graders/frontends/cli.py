@@ -1008,14 +1008,16 @@ def kata_summary(state: dict, kata: Kata, status_now: str) -> dict:
 
 def practise_next(summaries: list[dict], state: dict) -> list[dict]:
     """What to work on, most useful first: mistakes that keep coming back, katas still
-    failing, solutions seen but not yet written alone, follow-ups left, then new katas."""
+    failing, solutions seen but not yet written alone, follow-ups left, then new katas.
+    No hint for the kata of a running mock interview."""
     passed_mocks = {m["kata"] for m in state["mocks"] if m.get("outcome") == ALL_PASSED}
+    in_mock = (state["mock"] or {}).get("kata")
     buckets: list[list[dict]] = [[] for _ in range(5)]
     for s in summaries:
         status, recurring = s["best_status"], s["recurring_mistakes"]
         if status != ALL_PASSED and recurring:
             slug = recurring[0]
-            hint = MISTAKES[slug].hint if slug in MISTAKES else ""
+            hint = MISTAKES[slug].hint if slug in MISTAKES and s["kata"] != in_mock else ""
             buckets[0].append({"kata": s["kata"], "reason": f"{status}, and [{slug}] keeps coming "
                                f"back ({s['mistakes'][slug]} attempts). {hint}".strip()})
         elif status == FAILING:
