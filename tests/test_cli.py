@@ -7,10 +7,12 @@ Grading is real (graders.core.session) but kept to kata 02, the fastest to grade
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -23,12 +25,16 @@ from graders.frontends import cli
 from graders.core import registry
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import REPO_ROOT
+from graders.core.results import CheckResult
 from tests.mutation import mutants
 
 HEADS = registry.get("02")
 HEADS_SOLUTION = HEADS.solution_path.read_text()
 HEADS_INTERLEAVED = next(m for m in mutants(HEADS) if m.id == "heads_interleaved").source(HEADS)
 START = 1_750_000_000.0  # the injected clock's first reading
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+BOX_DRAWING = re.compile("[\u2500-\u259f]")  # box drawing and block elements
+N = len(registry.KATAS)
 
 
 def _real_tree_fingerprint() -> str:
@@ -85,14 +91,15 @@ class Sandbox:
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         self.state_path.write_text(json.dumps(state))
 
-    def run(self, *argv: str, **options) -> tuple[int, str]:
-        """``kata *argv`` with output captured as plain text; returns (exit status, output)."""
+    def run(self, *argv: str, width: int = 120, terminal: bool = False, **options) -> tuple[int, str]:
+        """``kata *argv`` with output captured as text, as if to a terminal ``width`` columns
+        wide when ``terminal`` (escape codes removed); returns (exit status, output)."""
         output = io.StringIO()
-        console = Console(file=output, width=120, color_system=None)
+        console = Console(file=output, width=width, color_system=None, force_terminal=terminal)
         options.setdefault("rng", random.Random(0))
         options.setdefault("interactive", False)
         status = cli.main(list(argv), root=self.root, console=console, clock=self.clock, **options)
-        return status, output.getvalue()
+        return status, ANSI_ESCAPE.sub("", output.getvalue())
 
 
 @pytest.fixture
@@ -164,8 +171,8 @@ def test_list_of_untouched_skeletons_grades_nothing(sandbox, monkeypatch):
     forbid_grading(monkeypatch)
     status, out = sandbox.run("list")
     assert status == 0
-    assert out.count("not started") == len(registry.KATAS)
-    assert "0/7 katas passed, 0 core passed, next: 01_attention" in out
+    assert sum(" not started " in line for line in out.splitlines()) == N
+    assert f"{N} katas: 0 all passed, {N} not started; next: 01_attention" in out
 
 
 def test_list_grades_changed_files_once_then_uses_the_cache(sandbox, monkeypatch):
@@ -440,15 +447,16 @@ def test_report_markdown(practised, monkeypatch):
     status, out = practised.run("report")
     assert status == 0
     assert out.startswith("# Attention katas: self-assessment")
-    assert "2/7 katas passed, 1 core passed, next: 03_mha." in out
-    assert "| 01_attention | all passed | 2 | 8 min | 0/3 | no | - |" in out
-    assert "| 03_mha | failing | 2 | 1 h 05 min | 2/3 | no | `scale-by-embed-dim` ×2 |" in out
-    assert "| 02_heads | all passed | 1 | - | 0/3 | yes | - |" in out
+    # progress counts the files as they stand (all skeletons here), as kata list does
+    assert f"{N} katas: 0 all passed, {N} not started; next: 01_attention." in out
+    assert "| 01_attention | not started | all passed | 2 | 8 min | 0/3 | no | - |" in out
+    assert "| 03_mha | not started | failing | 2 | 1 h 05 min | 2/3 | no | `scale-by-embed-dim` ×2 |" in out
+    assert "| 02_heads | not started | all passed | 1 | - | 0/3 | yes | - |" in out
     assert "| 02_heads | 2025-06-16 09:00:00 | 20:00 of 20:00 | time ran out |" in out
     practise = out.split("## What to practise next")[1]
     order = [line.split("**")[1] for line in practise.splitlines() if line[:1].isdigit()]
-    assert order == ["03_mha", "02_heads", "04_masks", "05_positional_encoding",
-                     "06_encoder_layer", "07_flops"]
+    assert order == ["03_mha", "02_heads", "04_masks",
+                     *(k.name for k in registry.KATAS if int(k.id) >= 5)]  # then the new ones
     assert "[scale-by-embed-dim] keeps coming back (2 attempts)" in practise
 
 
@@ -458,6 +466,7 @@ def test_report_json(practised):
     report = json.loads(out)
     mha = report["katas"][2]
     assert mha["kata"] == "03_mha" and mha["best_status"] == "failing" and mha["attempts"] == 2
+    assert mha["status"] == "not started" and mha["track"] == "foundations"
     assert mha["recurring_mistakes"] == ["scale-by-embed-dim"]
     assert mha["mistakes"] == {"scale-by-embed-dim": 2, "missing-bias": 1}
     assert mha["hints_used"] == 2 and mha["time_s"] == 3900.0
@@ -536,3 +545,338 @@ def test_the_installed_command_runs_on_kata_root(sandbox):
     assert done.returncode == 0, done.stderr
     assert "hint 1/3 (nudge) - 07_flops" in done.stdout
     assert sandbox.state()["hints"] == {"07_flops": 1}
+
+
+# --- which copy of the repository (issue 10, item 11) ------------------------------------
+
+def _copy_of_the_project(folder: Path) -> Path:
+    """A second checkout: its own katas/ and graders/ (never imported: the installed
+    graders grade it)."""
+    for part in ("katas", "graders"):
+        shutil.copytree(REPO_ROOT / part, folder / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+def test_kata_grades_the_checkout_it_runs_in(tmp_path):
+    """End to end: the installed command, run inside another copy of the repository (in a
+    kata's folder, so the copy is found upwards), grades that copy's file and keeps its
+    progress in that copy's .kata/ - not the installed copy's."""
+    copy = _copy_of_the_project(tmp_path / "second")
+    kata = registry.get("02")
+    (copy / "katas" / kata.name / kata.file).write_text(HEADS_SOLUTION)
+    env = {"NO_COLOR": "1", "PATH": "", "COLUMNS": "100", "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-m", "graders.frontends.cli", "check", "2"], env=env,
+                          cwd=copy / "katas" / kata.name, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all passed" in done.stdout and "not implemented" not in done.stdout
+    assert "working on" not in done.stderr  # the current directory's copy: nothing to say
+    state = json.loads((copy / cli.STATE_DIR / "state.json").read_text())
+    assert state["attempts"][0]["status"] == "all passed"
+
+
+def test_outside_any_checkout_kata_says_it_works_on_the_installed_copy(sandbox, tmp_path,
+                                                                        monkeypatch, capsys):
+    monkeypatch.delenv(cli.ROOT_ENV_VAR)
+    monkeypatch.setattr(cli, "INSTALLED_ROOT", sandbox.root)  # the sandbox plays the installed copy
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    assert cli.main(["hint", "01"], console=console, clock=sandbox.clock) == 0
+    assert sandbox.state()["hints"] == {"01_attention": 1}
+    note = capsys.readouterr().err
+    assert "no copy of attention-katas" in note and str(sandbox.root) in note
+
+
+def test_the_nearest_checkout_upwards_wins_and_kata_root_is_named(tmp_path):
+    copy = _copy_of_the_project(tmp_path / "second")
+    inside = copy / "katas" / "03_mha"
+    assert cli.locate_repository(inside, {}) == (copy, None)
+    other = tmp_path / "third"
+    root, note = cli.locate_repository(inside, {cli.ROOT_ENV_VAR: str(other)})
+    assert root == other and cli.ROOT_ENV_VAR in note and str(other) in note
+    assert cli.locate_repository(inside, {cli.ROOT_ENV_VAR: str(copy)}) == (copy, None)
+    assert cli.locate_repository(tmp_path, {})[0] == cli.INSTALLED_ROOT
+
+
+# --- code is printed whole, output off a terminal is plain (items 12, 13) -----------------
+
+def _lines(text: str) -> set[str]:
+    return {line.rstrip() for line in text.splitlines()}
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+def test_the_solution_is_printed_whole_at_80_columns(sandbox, terminal):
+    kata = registry.get("03")
+    status, out = sandbox.run("solution", "03", "--yes", width=80, terminal=terminal)
+    assert status == 0
+    code = [line.rstrip() for line in kata.solution_path.read_text().splitlines() if line.strip()]
+    assert any(len(line) > 80 for line in code)  # or the test proves nothing
+    assert [line for line in code if line not in _lines(out)] == []
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+@pytest.mark.parametrize("kata", registry.KATAS, ids=lambda k: k.name)
+def test_the_near_code_hint_is_printed_as_code_never_broken(sandbox, kata, terminal):
+    sandbox.write_state(hints={kata.name: 2})
+    status, out = sandbox.run("hint", kata.id, width=80, terminal=terminal)
+    assert status == 0 and "hint 3/3 (near-code)" in out
+    missing = [line for line in kata.hints[2].splitlines()
+               if line.strip() and "    " + line.rstrip() not in _lines(out)]
+    assert missing == []
+
+
+def test_prose_hints_are_wrapped_to_the_terminal(sandbox):
+    status, out = sandbox.run("hint", "03", width=60, terminal=True)
+    assert status == 0 and max(len(line) for line in out.splitlines()) <= 60
+
+
+def test_output_that_is_not_a_terminal_has_no_box_drawing(sandbox, monkeypatch):
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    sandbox.file("03").write_text("# my attempt\n")
+    outputs = [sandbox.run(*argv)[1] for argv in
+               [("list",), ("check", "02"), ("hint", "02"), ("hint", "02", "--all"),
+                ("solution", "02", "--yes"), ("report",), ("mock", "03", "--yes"), ("check", "03")]]
+    outputs.append(sandbox.run("watch", "02", file_changes=lambda path: iter(()))[1])
+    outputs.append(sandbox.run("restore", "03", "--list")[1])  # the mock backed 03 up
+    boxed = [out for out in outputs if BOX_DRAWING.search(out)]
+    assert boxed == []
+    # ... while a terminal still gets its tables and rules
+    assert BOX_DRAWING.search(sandbox.run("list", terminal=True)[1])
+
+
+def test_kata_piped_to_another_command_prints_plain_text(sandbox):
+    env = {"KATA_ROOT": str(sandbox.root), "PATH": "", "PYTHONPATH": str(REPO_ROOT)}
+    for argv in (["list"], ["hint", "02"]):
+        done = subprocess.run([sys.executable, "-m", "graders.frontends.cli", *argv], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert not BOX_DRAWING.search(done.stdout) and "\x1b[" not in done.stdout
+
+
+# --- a mock interview is an interview (item 14) -------------------------------------------
+
+def test_a_mock_refuses_hints_the_solution_and_backups_until_handed_in(sandbox):
+    sandbox.file("02").write_text("my earlier work\n")
+    sandbox.write_state(hints={"01_attention": 1})
+    assert sandbox.run("mock", "02", "--yes")[0] == 0
+    for argv in (("hint", "02"), ("hint", "01", "--all"), ("solution", "02", "--yes"),
+                 ("restore", "02")):
+        status, out = sandbox.run(*argv)
+        assert status == 1 and "mock interview of 02_heads is running" in out, argv
+        assert "kata mock --submit" in out
+    assert HEADS.hints[0][:30] not in out and "def split_heads" not in out
+    state = sandbox.state()
+    assert state["hints"] == {"01_attention": 1} and state["revealed"] == {}
+    assert sandbox.file("02").read_bytes() == HEADS.pristine_skeleton_path.read_bytes()
+
+    sandbox.clock.advance(HEADS.target_minutes + 1)  # handed in by the next command...
+    status, out = sandbox.run("hint", "02")
+    assert "Time ran out" in out and status == 0 and "hint 1/3" in out  # ... then hints are back
+
+
+def test_the_report_during_a_mock_gives_no_hint_for_its_kata(practised, monkeypatch):
+    hint = MISTAKES["scale-by-embed-dim"].hint
+    assert hint in practised.run("report")[1]  # 03_mha: a recurring mistake, with its hint
+    forbid_grading(monkeypatch)
+    practised.run("mock", "03")
+    status, out = practised.run("report")
+    assert status == 0 and "[scale-by-embed-dim] keeps coming back" in out and hint not in out
+
+
+def test_check_during_a_mock_gives_the_verdict_without_hints(sandbox):
+    hint = MISTAKES["heads-interleaved"].hint
+    sandbox.run("mock", "02")
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    outputs = [sandbox.run(*argv) for argv in
+               (("check", "02"), ("check", "02", "--impl", str(sandbox.file("02"))))]
+    for status, out in outputs:
+        assert status == 1 and "[heads-interleaved]" in out  # named and explained...
+        assert hint[:30] not in " ".join(out.split()) and "kata hint" not in out  # ... no hint
+    assert "kata mock --submit" in outputs[0][1]
+    status, out = sandbox.run("mock", "--submit")  # handed in: the full verdict, hints included
+    assert hint[:30] in " ".join(out.split())
+
+
+FOLLOW_UPS_README = """# Heads
+
+Split the heads.
+
+```python
+x = split_heads(torch.randn(2, 5, 12), num_heads=3)   # a code line long enough to be wrapped at 80 columns
+```
+
+## Interviewer follow-ups
+
+- Why `view(b, n, h, d)` and not `view(b, h, n, d)`? (The ANSWER-ONE is the memory
+  order: the heads are blocks of the last axis.)
+- What does `.contiguous()` cost? (ANSWER-TWO: a copy.) And `(b*h, n, m)`?
+- Does splitting change the FLOPs?
+  <details><summary>answer</summary>ANSWER-THREE: no.</details>
+
+To answer out loud:
+
+1. Why batch-major? (ANSWER-FOUR.)
+
+## Further reading
+
+A paper (with a parenthesis that is kept).
+"""
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+def test_a_mock_shows_the_follow_ups_without_their_answers(sandbox, monkeypatch, terminal):
+    forbid_grading(monkeypatch)
+    (sandbox.root / "katas" / "02_heads" / "README.md").write_text(FOLLOW_UPS_README)
+    status, out = sandbox.run("mock", "02", width=80, terminal=terminal)
+    assert status == 0
+    flat = " ".join(out.split())
+    assert "Why view(b, n, h, d) and not view(b, h, n, d)?" in flat.replace("`", "")
+    assert "What does .contiguous() cost? And (b*h, n, m)?" in flat.replace("`", "")
+    assert "To answer out loud:" in {line.strip() for line in out.splitlines()}  # its own paragraph
+    assert "Does splitting change the FLOPs?" in flat and "Why batch-major?" in flat
+    assert "ANSWER" not in out
+    assert "(with a parenthesis that is kept)" in flat  # other sections are left alone
+    assert ("x = split_heads(torch.randn(2, 5, 12), num_heads=3)   # a code line long enough "
+            "to be wrapped at 80 columns") in _lines(out) | {line.strip() for line in out.splitlines()}
+
+
+def test_the_shipped_follow_ups_keep_their_questions_only():
+    for kata in (k for k in registry.KATAS if k.readme_path.is_file()):  # READMEs: test_katas
+        text = cli.questions_only(kata.readme_path.read_text())
+        if cli.FOLLOW_UPS_HEADING not in text:
+            continue
+        section = text.split(cli.FOLLOW_UPS_HEADING)[1].split("\n## ")[0]
+        lines = [line for line in section.splitlines()[1:] if line.strip()]
+        assert any("?" in line for line in lines), section  # the questions are kept...
+        assert all("(" not in re.sub(r"`[^`]*`", "", line) for line in lines), section  # ... alone
+
+
+# --- progress: list and report agree (item 15) --------------------------------------------
+
+def _progress(out: str) -> str:
+    return next(line.rstrip(".") for line in out.splitlines() if line.startswith(f"{N} katas: "))
+
+
+def test_list_and_report_agree_on_progress(sandbox, monkeypatch):
+    sandbox.file("02").write_text(HEADS_SOLUTION)
+    listed = _progress(sandbox.run("list")[1])
+    assert listed == f"{N} katas: 1 all passed, {N - 1} not started; next: 01_attention"
+    forbid_grading(monkeypatch)  # graded by list: the report reuses it
+    assert _progress(sandbox.run("report")[1]) == listed
+    assert json.loads(sandbox.run("report", "--json")[1])["progress"] == listed
+
+    sandbox.run("reset", "02", "--yes")  # passed once, a skeleton now: both say so
+    listed = _progress(sandbox.run("list")[1])
+    status, report = sandbox.run("report")
+    assert listed == _progress(report) == f"{N} katas: 0 all passed, {N} not started; next: 01_attention"
+    assert "| 02_heads | not started | all passed |" in report
+
+
+def test_a_changed_file_is_graded_by_the_report_too(sandbox, capsys):
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    status, out = sandbox.run("report")
+    assert "1 failing" in _progress(out) and "| 02_heads | failing | failing |" in out
+    assert "grading 02_heads" in capsys.readouterr().err  # the notice is not in the report
+
+
+def test_progress_counts_each_kata_once_in_words_that_add_up():
+    statuses = dict(zip([k.name for k in registry.KATAS],
+                        ["all passed", "core passed", "failing", "file missing"]
+                        + ["not started"] * (N - 4)))
+    line = cli.progress_line(statuses)
+    assert line == (f"{N} katas: 1 all passed, 1 core passed (follow-ups left), 1 failing, "
+                    f"{N - 4} not started, 1 file missing; next: 02_heads")
+    assert sum(int(n) for n in re.findall(r"(\d+) [a-z]", line.split(": ", 1)[1])) == N
+
+
+# --- restore (item 16) --------------------------------------------------------------------
+
+def test_restore_brings_back_the_latest_backup_and_backs_up_what_it_replaces(sandbox):
+    path = sandbox.file("02")
+    assert sandbox.run("restore", "02")[0] == 1  # no backups yet
+    for text in ("first\n", "second\n"):
+        path.write_text(text)
+        sandbox.run("reset", "02", "--yes")
+        sandbox.clock.advance(1)
+    path.write_text("third\n")
+
+    status, out = sandbox.run("restore", "02", "--list")
+    assert status == 0 and path.read_text() == "third\n"
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\s", line)]
+    assert len(rows) == 2 and "(latest)" in rows[0]
+
+    status, out = sandbox.run("restore", "02")
+    assert status == 0 and path.read_text() == "second\n"
+    assert "your file is backed up as .kata/backups/02_heads/" in out
+    backups = sorted((sandbox.root / ".kata/backups/02_heads").iterdir())
+    assert sorted(p.read_text() for p in backups) == ["first\n", "second\n", "third\n"]
+
+    status, out = sandbox.run("restore", "02", "--list")  # third is the latest backup now
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\s", line)]
+    assert len(rows) == 3 and "same as your file" in rows[1]
+    status, out = sandbox.run("restore", "02", "3")  # the oldest: first
+    assert status == 0 and path.read_text() == "first\n"
+    assert sandbox.run("restore", "02", "9")[0] == 2
+
+
+def test_restore_over_the_untouched_skeleton_makes_no_backup(sandbox):
+    sandbox.file("04").write_text("mine\n")
+    sandbox.run("reset", "04", "--yes")
+    assert sandbox.run("restore", "masks")[0] == 0
+    assert sandbox.file("04").read_text() == "mine\n"
+    assert len(list((sandbox.root / ".kata/backups/04_masks").iterdir())) == 1
+    status, out = sandbox.run("restore", "04")
+    assert status == 0 and "already the same" in out
+
+
+# --- tracks and target times --------------------------------------------------------------
+
+def test_every_kata_is_in_a_track_with_a_target_time():
+    assert list(registry.TRACKS)[0] == "foundations"
+    for kata in registry.KATAS:
+        assert kata.track in registry.TRACKS and kata.target_minutes > 0
+
+
+@pytest.fixture
+def two_tracks(monkeypatch) -> list[str]:
+    """The registry with its last two katas in the second track and the others in the
+    first (whether or not the real second track's katas are there yet)."""
+    katas = [dataclasses.replace(k, track="foundations" if n < N - 2 else "models")
+             for n, k in enumerate(registry.KATAS)]
+    monkeypatch.setattr(registry, "KATAS", tuple(katas))
+    return [k.name for k in katas]
+
+
+def test_list_and_report_group_katas_by_track(sandbox, monkeypatch, two_tracks):
+    forbid_grading(monkeypatch)
+    first, second = (f"Foundations (01-{N - 2:02d})",
+                     f"{registry.TRACKS['models']} ({N - 1:02d}-{N:02d})")
+    for out in (sandbox.run("list")[1], sandbox.run("list", terminal=True)[1]):
+        order = [out.index(first), *(out.index(name) for name in two_tracks[:-2]), out.index(second),
+                 *(out.index(name) for name in two_tracks[-2:])]
+        assert order == sorted(order)
+        assert out.count(f"{N} katas: ") == 1  # one progress line for both tracks
+    report = sandbox.run("report")[1]
+    assert report.index(f"## {first}") < report.index(f"| {two_tracks[0]} |") < report.index(
+        f"## {second}") < report.index(f"| {two_tracks[-1]} |")
+    tracks = json.loads(sandbox.run("report", "--json")[1])["tracks"]
+    assert [t["katas"] for t in tracks] == [two_tracks[:-2], two_tracks[-2:]]
+
+
+def test_list_shows_each_katas_difficulty_and_target_time(sandbox, monkeypatch):
+    forbid_grading(monkeypatch)
+    out = sandbox.run("list", width=80)[1]
+    for kata in registry.KATAS:
+        row = next(line for line in out.splitlines() if line.strip().startswith(kata.name))
+        assert f"{kata.difficulty}, {kata.target_minutes} min" in row
+
+
+def test_a_mock_lasts_the_katas_target_time_by_default(sandbox, monkeypatch):
+    forbid_grading(monkeypatch)
+    kata = registry.get("06")
+    status, out = sandbox.run("mock", "06")
+    assert status == 0 and f"You have {kata.target_minutes}:00" in out
+    mock = sandbox.state()["mock"]
+    assert mock["minutes"] == kata.target_minutes
+    assert mock["deadline"] == START + kata.target_minutes * 60

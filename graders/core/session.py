@@ -95,8 +95,10 @@ def grade(kata_key: str, path: str | Path | None = None, *, solutions: bool = Fa
     return result
 
 
-def render(result: KataResult, console=None) -> None:
-    """Print the compact report: one row per check, then the first failure in full."""
+def render(result: KataResult, console=None, *, plain: bool = False) -> None:
+    """Print the compact report: one row per check, then the first failure in full.
+    ``plain``: a table without box drawing (for output that is not a terminal)."""
+    from rich import box
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -106,7 +108,8 @@ def render(result: KataResult, console=None) -> None:
     if result.error:
         console.print(f"[bold red]{kata.name}[/]: {result.error}", markup=True, highlight=False)
         return
-    table = Table(title=f"{kata.name} — {kata.title}", title_justify="left")
+    table = Table(title=f"{kata.name} — {kata.title}", title_justify="left",
+                  box=None if plain else box.HEAVY_HEAD)
     for column in ("check", "tier", "result", "mistake", "hint"):
         table.add_column(column, overflow="fold")
     styles = {PASSED: "green", FAILED: "red", NOT_IMPLEMENTED: "yellow"}

@@ -1,24 +1,35 @@
 """The kata command: practice as a loop - see where you are, try, get a precise verdict,
 get a hint, try again.
 
-    kata list                 every kata with its status, a progress line, what to do next
+    kata list                 every kata by track, with its status, a progress line, what next
     kata check [KATA]         grade a kata (default: the first one not passed yet)
     kata hint KATA            the next hint: a nudge, then the key idea, then near-code
     kata watch [KATA]         re-grade on every save
     kata reset KATA           back to the skeleton (your file is backed up first)
+    kata restore KATA [N]     bring a backup back (the latest; --list shows them all)
     kata solution KATA        show the reference solution (your report will say so)
     kata mock [KATA]          a timed mock interview; hand it in with `kata mock --submit`
     kata report               a self-assessment in markdown (--json for machines)
 
 KATA is an id (03_mha), a number (3 or 03) or a short name (mha).
-Your progress lives in .kata/ at the repository root; the environment variable KATA_ROOT
-points the command at another copy of the repository.
+
+Which copy of the repository: the one the current directory is in (searched upwards for a
+folder with katas/ and graders/core/registry.py), else the copy this command was
+installed from - said in one line, as is KATA_ROOT=DIR, which points the command at
+another copy. That copy's katas/ are the learner's files and its .kata/ their progress.
+Design: the copy's files are graded by the graders of *this* installation (the learner's
+file is handed to the grader as ``--impl PATH``, exactly as ``kata check --impl`` does),
+not by re-running the command from the other copy's own graders/. A copy of this project
+has the same katas and skeletons; one command, one set of graders and one environment
+keep the cached results (keyed by the graders' fingerprint) and the verdicts consistent,
+and nothing from the other copy is imported into this process.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import datetime
 import functools
 import hashlib
@@ -26,13 +37,14 @@ import itertools
 import json
 import os
 import random
+import re
 import sys
 import tempfile
 import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from rich.console import Console
 from rich.markup import escape
@@ -40,21 +52,32 @@ from rich.table import Table
 
 from graders.core import registry
 from graders.core.catalogue import MISTAKES
-from graders.core.registry import HINT_LEVELS, KATAS, REPO_ROOT, Kata
+from graders.core.registry import HINT_LEVELS, Kata
 from graders.core.results import ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, KataResult
 
 ROOT_ENV_VAR = "KATA_ROOT"
+INSTALLED_ROOT = registry.REPO_ROOT  # the copy this command was installed from
 STATE_DIR = ".kata"  # ignored by git: state.json and backups/
 IDLE_GAP_S = 20 * 60  # a longer pause between two actions on a kata counts as a break
-DEFAULT_MOCK_MINUTES = 20
 TIME_RAN_OUT = "time ran out"
 WIDE_ENOUGH_FOR_TITLES = 110  # `kata list` leaves the titles out of narrower terminals
 STATUS_RANK = {NOT_STARTED: 0, FAILING: 1, CORE_PASSED: 2, ALL_PASSED: 3}
 STATUS_STYLE = {NOT_STARTED: "dim", FAILING: "red", CORE_PASSED: "yellow", ALL_PASSED: "green"}
+FILE_MISSING = "file missing"  # a status of the file now, never of a graded attempt
+# How the progress line counts each status now: the counts add up to the number of katas.
+PROGRESS_WORDS = {ALL_PASSED: "all passed", CORE_PASSED: "core passed (follow-ups left)",
+                  FAILING: "failing", NOT_STARTED: "not started", FILE_MISSING: "file missing"}
+FOLLOW_UPS_HEADING = "## Interviewer follow-ups"  # a kata README's questions for a mock
+BACKUP_STAMP = re.compile(r"-(\d{8}-\d{6})(?:-(\d+))?$")  # heads-20250615-103000-2.py
 
 
 class UsageError(Exception):
     """A mistake in how the command was called: printed, exit status 2."""
+
+
+class Refused(Exception):
+    """A command that may not run now, e.g. a hint during a mock interview: printed, exit
+    status 1."""
 
 
 # --------------------------------------------------------------------------------------
@@ -218,12 +241,100 @@ def resolve(key: str) -> Kata:
 
 
 def progress_line(statuses: dict[str, str]) -> str:
-    """E.g. "2/7 katas passed, 1 core passed, next: 03_mha"."""
-    passed = sum(s == ALL_PASSED for s in statuses.values())
-    core = sum(s == CORE_PASSED for s in statuses.values())
-    line = f"{passed}/{len(KATAS)} katas passed, {core} core passed"
-    upcoming = next((k.name for k in KATAS if statuses.get(k.name) != ALL_PASSED), None)
-    return line + (f", next: {upcoming}" if upcoming else ": every kata passes")
+    """Where the learner stands, from every kata's status now (``statuses``: kata name ->
+    status), one count per status so that the counts add up to the number of katas, e.g.
+    "7 katas: 2 all passed, 1 core passed (follow-ups left), 4 not started; next: 03_mha".
+    `kata list` and `kata report` both print it."""
+    counts = collections.Counter(statuses.values())
+    parts = [f"{counts[status]} {words}" for status, words in PROGRESS_WORDS.items()
+             if counts[status] or status == ALL_PASSED]
+    line = f"{len(statuses)} katas: " + ", ".join(parts)
+    upcoming = next((k.name for k in registry.KATAS if statuses.get(k.name) != ALL_PASSED), None)
+    return line + (f"; next: {upcoming}" if upcoming else "; every kata passes")
+
+
+def tracks(katas: Iterable[Kata]) -> list[tuple[str, list[Kata]]]:
+    """``katas`` grouped by track, in the order of registry.TRACKS: (track title, katas)."""
+    katas = list(katas)
+    groups = [(title, [k for k in katas if k.track == key]) for key, title in registry.TRACKS.items()]
+    strays = [k for k in katas if k.track not in registry.TRACKS]  # never in a sound registry
+    return [(title, members) for title, members in groups + [("Other", strays)] if members]
+
+
+def track_heading(title: str, members: list[Kata]) -> str:
+    """E.g. "Foundations (01-07)"."""
+    span = members[0].id if len(members) == 1 else f"{members[0].id}-{members[-1].id}"
+    return f"{title} ({span})"
+
+
+def is_checkout(folder: Path) -> bool:
+    """Whether ``folder`` is a copy of this project: katas/ and the registry of the graders."""
+    return (folder / "katas").is_dir() and (folder / "graders" / "core" / "registry.py").is_file()
+
+
+def locate_repository(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, str | None]:
+    """The copy of the repository to work on, and a line saying which one when it is not
+    the current directory's (None when it is): KATA_ROOT if set; else the nearest copy at or
+    above ``cwd``; else the copy this command was installed from."""
+    cwd = cwd.resolve()
+    here = next((folder for folder in (cwd, *cwd.parents) if is_checkout(folder)), None)
+    if environ.get(ROOT_ENV_VAR):
+        root = Path(environ[ROOT_ENV_VAR]).expanduser().resolve()
+        return root, None if root == here else f"kata: working on {root} ({ROOT_ENV_VAR})"
+    if here is not None:
+        return here, None
+    return INSTALLED_ROOT, (f"kata: the current directory is in no copy of attention-katas; "
+                            f"working on the installed one, {INSTALLED_ROOT}")
+
+
+def _without_parentheses(text: str) -> str:
+    """``text`` less its parenthesised remarks (those outside `code`), spaces tidied."""
+    kept, depth, in_code = [], 0, False
+    for char in text:
+        if char == "`":
+            in_code = not in_code
+        elif not in_code and char == "(":
+            depth += 1
+            continue
+        elif not in_code and char == ")" and depth:
+            depth -= 1
+            continue
+        if depth == 0:
+            kept.append(char)
+    return re.sub(r"\s+([?.,;:!])", r"\1", re.sub(r"\s+", " ", "".join(kept))).strip()
+
+
+def questions_only(readme: str) -> str:
+    """A kata README with its interviewer follow-ups reduced to the questions, for a mock
+    interview: the answers the README gives in parentheses (e.g. "Why divide by
+    `sqrt(d_k)`? (Dot products ... vanish.)") or in <details> blocks are left out."""
+    lines = readme.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(FOLLOW_UPS_HEADING)), None)
+    if start is None:
+        return readme
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    section = re.sub(r"<details>.*?</details>", "", "\n".join(lines[start + 1:end]),
+                     flags=re.S | re.I)
+    blocks: list[list[str]] = []  # [marker, text]: a list item ("-", "1.") or a paragraph ("")
+    open_block = False  # whether the next indented or plain line continues the last block
+    for line in section.splitlines():
+        item = re.match(r"\s*([-*+]|\d+[.)])\s+(.*)", line)
+        if item:
+            blocks.append([item.group(1), item.group(2)])
+        elif line.strip() and open_block:
+            blocks[-1][1] += " " + line.strip()
+        elif line.strip():
+            blocks.append(["", line.strip()])
+        open_block = bool(line.strip())
+    questions: list[str] = []
+    for marker, text in blocks:
+        text = _without_parentheses(text)
+        if text and marker:
+            questions.append(f"{marker} {text}")
+        elif text:
+            questions += ["", text, ""]
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(["", "", *questions, ""]))
+    return "\n".join(lines[:start + 1]) + body + "\n" + "\n".join(lines[end:])
 
 
 def best_status(state: dict, kata: Kata) -> str:
@@ -253,6 +364,15 @@ def watch_file(path: Path) -> Iterable:
                  watch_filter=lambda change, changed: Path(changed).name == path.name)
 
 
+def without_hints(result: KataResult) -> KataResult:
+    """``result`` with the catalogue's hints left out: no slug to look a hint up by (the
+    verdict still names the mistake and explains it), no "hint: ..." line in the verdicts."""
+    checks = [dataclasses.replace(check, slug=None, verdict="\n".join(
+        line for line in check.verdict.splitlines() if not line.startswith("hint: ")))
+        for check in result.checks]
+    return KataResult(result.kata, checks=checks, error=result.error)
+
+
 # --------------------------------------------------------------------------------------
 # The application: where the learner's files and state are, and how it is clocked
 # --------------------------------------------------------------------------------------
@@ -276,6 +396,48 @@ class App:
     def warn(self, text: str) -> None:
         self.console.print(f"[yellow]{escape(text)}[/]", highlight=False, soft_wrap=True)
 
+    @property
+    def plain(self) -> bool:
+        """Output that is not a terminal (`kata list | cat`, a file): no box drawing."""
+        return not self.console.is_terminal
+
+    def heading(self, title: str = "", style: str = "dim") -> None:
+        """A rule with ``title`` on a terminal; the title alone on a line otherwise."""
+        if self.plain:
+            if title:
+                self.print(title, style=style, markup=False)
+        else:
+            self.console.rule(escape(title), align="left", style=style)
+
+    def table(self, title: str | None = None) -> Table:
+        from rich import box
+
+        return Table(title=title, title_justify="left", box=None if self.plain else box.HEAVY_HEAD)
+
+    def code(self, source: str) -> None:
+        """Print Python code as code: highlighted on a terminal, never wrapped nor cut - a
+        long line stays one line, which the terminal soft-wraps and a copy keeps whole."""
+        from rich.syntax import Syntax
+
+        text = Syntax(source, "python", theme="ansi_dark", background_color="default").highlight(source)
+        text.rstrip()
+        self.console.print(text, soft_wrap=True)
+
+    def markdown(self, source: str) -> None:
+        """Print markdown: rendered on a terminal, its code blocks printed as code (rich
+        would wrap them mid-expression); as it is, unwrapped, when not on a terminal."""
+        if self.plain:
+            self.console.print(source, markup=False, highlight=False, soft_wrap=True)
+            return
+        from rich.markdown import Markdown
+
+        pieces = re.split(r"^```[^\n]*\n(.*?)^```[ \t]*$", source, flags=re.S | re.M)
+        for number, piece in enumerate(pieces):
+            if number % 2:  # inside a fence
+                self.code(textwrap.indent(piece, "    "))
+            elif piece.strip():
+                self.console.print(Markdown(piece))
+
     def show_path(self, path: Path) -> str:
         try:
             return path.relative_to(self.root).as_posix()
@@ -297,6 +459,11 @@ class App:
     # -- files --
     def learner_file(self, kata: Kata) -> Path:
         return self.root / "katas" / kata.name / kata.file
+
+    def readme(self, kata: Kata) -> Path:
+        """The kata's README in the learner's copy (the installed one if it has none)."""
+        mine = self.root / "katas" / kata.name / "README.md"
+        return mine if mine.is_file() else kata.readme_path
 
     def is_untouched(self, kata: Kata) -> bool:
         path = self.learner_file(kata)
@@ -320,6 +487,20 @@ class App:
         target.write_bytes(source.read_bytes())
         return target
 
+    def backups(self, kata: Kata) -> list[Path]:
+        """The kata's backups in .kata/backups/NN_name/, newest first (by the time stamped
+        in their names, then their number within that second)."""
+        folder = self.root / STATE_DIR / "backups" / kata.name
+        if not folder.is_dir():
+            return []
+
+        def when(path: Path) -> tuple:
+            stamp = BACKUP_STAMP.search(path.stem)
+            return (stamp.group(1), int(stamp.group(2) or 1)) if stamp else ("", 0)
+
+        return sorted((p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")),
+                      key=lambda p: (when(p), p.stat().st_mtime_ns, p.name), reverse=True)
+
     def restore_skeleton(self, kata: Kata) -> None:
         write_atomically(self.learner_file(kata), kata.pristine_skeleton_path.read_bytes())
 
@@ -342,9 +523,25 @@ class App:
         cached = self.cached_result(state, kata)
         return cached.status if cached else None
 
+    def status_now(self, state: dict, kata: Kata, source: str,
+                   announce: Callable[[str], None]) -> tuple[str, KataResult | None]:
+        """``kata``'s status as its file stands now, with the result it comes from (None for
+        a missing file or an untouched skeleton). A file changed since it was last graded is
+        graded (and recorded, as from command ``source``), ``announce`` saying so first.
+        `kata list` and `kata report` both count progress from this."""
+        if not self.learner_file(kata).is_file():
+            return FILE_MISSING, None
+        if self.is_untouched(kata):
+            return NOT_STARTED, None
+        result = self.cached_result(state, kata)
+        if result is None:
+            announce(f"grading {kata.name}: changed since it was last graded")
+            result = self.grade(kata, source)
+        return result.status, result
+
     def first_unfinished(self, state: dict, after: Kata | None = None) -> Kata | None:
         """The first kata (after ``after``, wrapping round) not known to pass completely."""
-        order = list(KATAS)
+        order = list(registry.KATAS)
         if after is not None:
             start = order.index(after) + 1
             order = order[start:] + order[:start - 1]
@@ -395,9 +592,28 @@ class App:
         return result
 
     def render(self, result: KataResult, console: Console | None = None) -> None:
+        """Show a grading result; while a mock interview of its kata runs, without hints: what
+        failed and why, but not how to fix it (they come with the verdict of kata mock --submit)."""
         from graders.core import session
 
-        session.render(result, console or self.console)
+        console = console or self.console
+        mock = self.running_mock()
+        if mock is not None and mock["kata"] == result.kata:
+            result = without_hints(result)
+            console.print("(a mock interview is running: no hints until you hand it in)",
+                          style="dim", highlight=False)
+        session.render(result, console, plain=not console.is_terminal)
+
+    def running_mock(self) -> dict | None:
+        return self.store.read()["mock"]
+
+    def refuse_during_mock(self, what: str) -> None:
+        """A mock interview is an interview: no hints, no solution, no backups brought back
+        until it is handed in (one past its deadline was handed in before any command)."""
+        mock = self.running_mock()
+        if mock is not None:
+            raise Refused(f"a mock interview of {mock['kata']} is running: {what} must wait until "
+                          "you hand it in (kata mock --submit).")
 
 
 # --------------------------------------------------------------------------------------
@@ -406,42 +622,43 @@ class App:
 
 def cmd_list(app: App, args: argparse.Namespace) -> int:
     state = app.store.read()
-    table = Table(title="attention-katas", title_justify="left")
-    table.add_column("kata", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("mistake", no_wrap=True)
-    table.add_column("hints", no_wrap=True)
-    with_titles = app.console.width >= WIDE_ENOUGH_FOR_TITLES
-    if with_titles:
-        table.add_column("title", overflow="fold")
     statuses: dict[str, str] = {}
-    for kata in KATAS:
-        path, mistake = app.learner_file(kata), ""
-        if not path.is_file():
-            status, mistake = "file missing", f"kata reset {kata.id}"
-        elif app.is_untouched(kata):
-            status = NOT_STARTED
-        else:
-            result = app.cached_result(state, kata)
-            if result is None:
-                app.print(f"grading {kata.name}: changed since it was last graded", style="dim")
-                result = app.grade(kata, "list")
-            status = result.status
-            mistake = escape(f"[{result.slugs[0]}]") if result.slugs else ""
-            if result.error:
-                mistake = f"grader error: kata check {kata.id}"
+    rows: dict[str, list[str]] = {}  # kata name -> its cells, plain text
+    for kata in registry.KATAS:
+        status, result = app.status_now(state, kata, "list", lambda note: app.print(note, style="dim"))
         statuses[kata.name] = status
-        cells = [kata.name, styled(status), mistake, f"{hint_level(state, kata)}/{len(kata.hints)}"]
-        table.add_row(*cells, *([f"{kata.title} [dim]({kata.difficulty})[/]"] if with_titles else []))
-    app.console.print(table)
+        mistake = f"kata reset {kata.id}" if status == FILE_MISSING else ""
+        if result is not None and result.slugs:
+            mistake = f"[{result.slugs[0]}]"
+        if result is not None and result.error:
+            mistake = f"grader error: kata check {kata.id}"
+        rows[kata.name] = [kata.name, status, mistake, f"{hint_level(state, kata)}/{len(kata.hints)}",
+                           f"{kata.difficulty}, {kata.target_minutes} min", kata.title]
+    columns = ["kata", "status", "mistake", "hints", "level"]  # level: difficulty, mock target
+    if app.console.width >= WIDE_ENOUGH_FOR_TITLES:
+        columns.append("title")
+    # One width per column across the tracks' tables, so that they line up.
+    widths = [max(len(name), *(len(cells[n]) for cells in rows.values()))
+              for n, name in enumerate(columns)]
+    for title, members in tracks(registry.KATAS):
+        table = app.table(track_heading(title, members))
+        for name, width in zip(columns, widths):
+            wraps = name in ("mistake", "title")
+            table.add_column(name, min_width=min(width, 30) if name == "mistake" else width,
+                             no_wrap=not wraps, overflow="fold")
+        for kata in members:
+            cells = rows[kata.name][:len(columns)]
+            cells[1] = styled(cells[1])
+            table.add_row(*(cell if n == 1 else escape(cell) for n, cell in enumerate(cells)))
+        app.console.print(table)
     app.print(progress_line(statuses), style="bold")
-    upcoming = next((k for k in KATAS if statuses[k.name] != ALL_PASSED), None)
+    upcoming = next((k for k in registry.KATAS if statuses[k.name] != ALL_PASSED), None)
     if upcoming is None:
         app.print("Time yourself on one: kata mock")
     else:
-        readme = app.show_path(app.root / "katas" / upcoming.name / "README.md")
-        app.print(f"Next: read {readme}, edit {app.show_path(app.learner_file(upcoming))}, "
-                  f"then kata check {upcoming.id} (or kata watch {upcoming.id})")
+        app.print(f"Next: read {app.show_path(app.readme(upcoming))}, edit "
+                  f"{app.show_path(app.learner_file(upcoming))}, then kata check {upcoming.id} "
+                  f"(or kata watch {upcoming.id})")
     return 0
 
 
@@ -476,6 +693,8 @@ def cmd_check(app: App, args: argparse.Namespace) -> int:
         upcoming = app.first_unfinished(state, after=kata)
         app.print(f"\n{kata.name} passes." + (f" Next: kata check {upcoming.id}" if upcoming else
                                                " Every kata passes."), style="green")
+    elif state["mock"] is not None:
+        app.print("\nStill in the mock interview: fix it, then kata mock --submit")
     elif hint_level(state, kata) < len(kata.hints):
         app.print(f"\nStuck? kata hint {kata.id} ({hint_level(state, kata)}/{len(kata.hints)} "
                   "hints used)")
@@ -484,6 +703,7 @@ def cmd_check(app: App, args: argparse.Namespace) -> int:
 
 def cmd_hint(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata)
+    app.refuse_during_mock("hints")
     top = len(kata.hints)
 
     def reveal_next(state: dict) -> tuple[int, bool]:
@@ -503,10 +723,12 @@ def cmd_hint(app: App, args: argparse.Namespace) -> int:
         state = app.store.read()
         shown = range(level, level + 1)
     for number in shown:
-        app.console.rule(f"hint {number}/{top} ({HINT_LEVELS[number - 1]}) - {kata.name}",
-                         align="left", style="dim")
+        app.heading(f"hint {number}/{top} ({HINT_LEVELS[number - 1]}) - {kata.name}")
         text = kata.hints[number - 1]
-        app.print(textwrap.indent(text, "    ") if "\n" in text else text, markup=False)
+        if HINT_LEVELS[number - 1] == "near-code":
+            app.code(textwrap.indent(text, "    "))  # code: never wrapped mid-expression
+        else:
+            app.print(text, markup=False)  # prose: wrapped to the terminal
     if exhausted:
         app.print(f"\nThat was the last hint. Still stuck? kata solution {kata.id} (your "
                   "report will show it).")
@@ -527,7 +749,7 @@ def watch_kata(app: App, kata: Kata) -> Kata | None:
     for _ in itertools.chain([None], app.file_changes(path)):  # None: grade before any save
         app.console.clear()
         if not app.console.is_terminal:
-            app.console.rule(time.strftime("%H:%M:%S", time.localtime(app.clock())), style="dim")
+            app.heading(time.strftime("%H:%M:%S", time.localtime(app.clock())))
         if not path.is_file():
             app.print(f"{app.show_path(path)} is missing (kata reset {kata.id} restores it)")
             continue
@@ -575,10 +797,66 @@ def cmd_reset(app: App, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_solution(app: App, args: argparse.Namespace) -> int:
-    from rich.syntax import Syntax
+def backup_time(path: Path) -> str:
+    """When a backup was made, from the stamp in its name (its file time otherwise)."""
+    stamp = BACKUP_STAMP.search(path.stem)
+    if stamp:
+        return datetime.datetime.strptime(stamp.group(1), "%Y%m%d-%H%M%S").strftime("%Y-%m-%d %H:%M:%S")
+    return iso(path.stat().st_mtime).replace("T", " ")
 
+
+def cmd_restore(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata)
+    mock = app.running_mock()
+    if mock is not None and mock["kata"] == kata.name:
+        app.refuse_during_mock(f"bringing back a backup of {kata.name}")
+    path = app.learner_file(kata)
+    backups = app.backups(kata)
+    if not backups:
+        app.print(f"{kata.name} has no backups yet: kata reset and kata mock make one before "
+                  "they replace your file.")
+        return 1
+    current = path.read_bytes() if path.is_file() else None
+    if args.list:
+        app.print(f"backups of {app.show_path(path)}, newest first (kata restore {kata.id} N "
+                  "brings number N back):")
+        for number, backup in enumerate(backups, start=1):
+            notes = ["latest"] if number == 1 else []
+            if current is not None and backup.read_bytes() == current:
+                notes.append("same as your file")
+            lines = len(backup.read_bytes().splitlines())
+            app.print(f"  {number:>2}  {backup_time(backup)}  {lines:>4} lines  "
+                      f"{app.show_path(backup)}" + (f"  ({', '.join(notes)})" if notes else ""),
+                      markup=False)
+        return 0
+    choice = args.backup or "1"
+    if choice.isdigit() and 1 <= int(choice) <= len(backups):
+        chosen = backups[int(choice) - 1]
+    else:
+        named = [b for b in backups if choice in (b.name, b.stem)]
+        if not named:
+            raise UsageError(f"{kata.name} has no backup {choice!r}: its backups are numbered 1 to "
+                             f"{len(backups)} (kata restore {kata.id} --list shows them)")
+        chosen = named[0]
+    if current is not None and chosen.read_bytes() == current:
+        app.print(f"{app.show_path(path)} is already the same as {app.show_path(chosen)}.")
+        return 0
+    if current is not None and not app.is_untouched(kata):
+        app.print(f"your file is backed up as {app.show_path(app.backup(kata))}")
+    write_atomically(path, chosen.read_bytes())
+
+    def record(state: dict) -> None:
+        app.touch(state, kata)
+
+    app.store.update(record)
+    app.print(f"{app.show_path(path)} is back to the backup of {backup_time(chosen)} "
+              f"({app.show_path(chosen)}).")
+    return 0
+
+
+def cmd_solution(app: App, args: argparse.Namespace) -> int:
+    kata = resolve(args.kata)
+    app.refuse_during_mock("the solution")
     if not app.confirm(f"Show the reference solution of {kata.name}? Your report will say you "
                        "saw it.", args.yes):
         app.print("Not shown.")
@@ -590,8 +868,7 @@ def cmd_solution(app: App, args: argparse.Namespace) -> int:
         app.touch(state, kata)
 
     app.store.update(record)
-    app.console.print(Syntax(kata.solution_path.read_text(encoding="utf-8"), "python",
-                             theme="ansi_dark", background_color="default"))
+    app.code(kata.solution_path.read_text(encoding="utf-8"))
     app.print(f"\nNow close it and write it yourself: kata reset {kata.id}, or kata mock {kata.id}.")
     return 0
 
@@ -608,13 +885,14 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
                              "(kata mock --submit)")
         show_running_mock(app, running)
         return 0
-    if args.minutes <= 0:
+    if args.minutes is not None and args.minutes <= 0:
         raise UsageError("--minutes must be a positive number")
     if args.kata:
         kata = resolve(args.kata)
     else:
-        not_passed = [k for k in KATAS if best_status(state, k) != ALL_PASSED]
-        kata = app.rng.choice(not_passed or list(KATAS))
+        not_passed = [k for k in registry.KATAS if best_status(state, k) != ALL_PASSED]
+        kata = app.rng.choice(not_passed or list(registry.KATAS))
+    minutes = kata.target_minutes if args.minutes is None else args.minutes
     path = app.learner_file(kata)
     if not app.is_untouched(kata):
         if not app.confirm(f"A mock starts from the skeleton: back up {app.show_path(path)} "
@@ -627,20 +905,24 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
 
     def start(state: dict) -> dict:
         now = app.clock()
-        state["mock"] = {"kata": kata.name, "started": now, "deadline": now + args.minutes * 60,
-                         "minutes": args.minutes}
+        state["mock"] = {"kata": kata.name, "started": now, "deadline": now + minutes * 60,
+                         "minutes": minutes}
         app.touch(state, kata)
         return state["mock"]
 
     mock = app.store.update(start)
-    from rich.markdown import Markdown
-
-    app.console.rule(f"mock interview: {kata.name} - {kata.title}", style="bold")
-    app.console.print(Markdown(kata.readme_path.read_text(encoding="utf-8")))
-    app.console.rule(style="bold")
+    app.heading(f"mock interview: {kata.name} - {kata.title}", style="bold")
+    readme = app.readme(kata)
+    if readme.is_file():
+        app.markdown(questions_only(readme.read_text(encoding="utf-8")))
+    else:
+        app.print(f"{kata.title}: {app.show_path(readme)} is missing; the skeleton's docstrings "
+                  "state the task.")
+    app.heading(style="bold")
     app.print(f"You have {countdown(mock['deadline'] - mock['started'])} (until "
               f"{clock_time(mock['deadline'])}). Edit {app.show_path(path)}, then hand it in "
-              "with kata mock --submit. No hints: it is an interview.", style="bold")
+              "with kata mock --submit. It is an interview: no hints and no solution until "
+              "you hand it in; answer the interviewer follow-ups aloud.", style="bold")
     return 0
 
 
@@ -704,14 +986,16 @@ def settle_expired_mock(app: App, console: Console) -> bool:
 # The report
 # --------------------------------------------------------------------------------------
 
-def kata_summary(state: dict, kata: Kata) -> dict:
+def kata_summary(state: dict, kata: Kata, status_now: str) -> dict:
     attempts = [a for a in state["attempts"] if a["kata"] == kata.name]
     seen = collections.Counter(slug for a in attempts for slug in dict.fromkeys(a.get("slugs") or []))
     revealed = state["revealed"].get(kata.name)
     return {
         "kata": kata.name,
         "title": kata.title,
-        "best_status": best_status(state, kata),
+        "track": kata.track,
+        "status": status_now,  # the file as it stands: what `kata list` shows
+        "best_status": best_status(state, kata),  # the best any graded attempt reached
         "attempts": len(attempts),
         "time_s": round(float(state["time"].get(kata.name, {}).get("total_s", 0.0)), 1),
         "hints_used": hint_level(state, kata),
@@ -724,14 +1008,16 @@ def kata_summary(state: dict, kata: Kata) -> dict:
 
 def practise_next(summaries: list[dict], state: dict) -> list[dict]:
     """What to work on, most useful first: mistakes that keep coming back, katas still
-    failing, solutions seen but not yet written alone, follow-ups left, then new katas."""
+    failing, solutions seen but not yet written alone, follow-ups left, then new katas.
+    No hint for the kata of a running mock interview."""
     passed_mocks = {m["kata"] for m in state["mocks"] if m.get("outcome") == ALL_PASSED}
+    in_mock = (state["mock"] or {}).get("kata")
     buckets: list[list[dict]] = [[] for _ in range(5)]
     for s in summaries:
         status, recurring = s["best_status"], s["recurring_mistakes"]
         if status != ALL_PASSED and recurring:
             slug = recurring[0]
-            hint = MISTAKES[slug].hint if slug in MISTAKES else ""
+            hint = MISTAKES[slug].hint if slug in MISTAKES and s["kata"] != in_mock else ""
             buckets[0].append({"kata": s["kata"], "reason": f"{status}, and [{slug}] keeps coming "
                                f"back ({s['mistakes'][slug]} attempts). {hint}".strip()})
         elif status == FAILING:
@@ -746,12 +1032,20 @@ def practise_next(summaries: list[dict], state: dict) -> list[dict]:
     return [item for bucket in buckets for item in bucket]
 
 
-def build_report(app: App) -> dict:
+def build_report(app: App, announce: Callable[[str], None]) -> dict:
+    """The self-assessment as data. Progress counts every kata's status now, exactly as
+    `kata list` does (a file changed since it was last graded is graded, ``announce``
+    saying so); each kata's best status over all its attempts is reported beside it."""
     state = app.store.read()
-    summaries = [kata_summary(state, kata) for kata in KATAS]
+    now = {kata.name: app.status_now(state, kata, "report", announce)[0] for kata in registry.KATAS}
+    state = app.store.read()  # with the attempts just graded
+    summaries = [kata_summary(state, kata, now[kata.name]) for kata in registry.KATAS]
     return {
         "generated": iso(app.clock()),
-        "progress": progress_line({s["kata"]: s["best_status"] for s in summaries}),
+        "progress": progress_line(now),
+        "tracks": [{"track": key, "title": title,
+                    "katas": [k.name for k in registry.KATAS if k.track == key]}
+                   for key, title in registry.TRACKS.items()],
         "katas": summaries,
         "mocks": state["mocks"],
         "practise_next": practise_next(summaries, state),
@@ -761,13 +1055,19 @@ def build_report(app: App) -> dict:
 def report_markdown(report: dict) -> str:
     lines = [f"# Attention katas: self-assessment ({report['generated'].replace('T', ' ')})", "",
              report["progress"] + ".", "",
-             "| kata | best status | attempts | time | hints | solution seen | recurring mistakes |",
-             "|---|---|---|---|---|---|---|"]
-    for s in report["katas"]:
-        recurring = ", ".join(f"`{slug}` ×{s['mistakes'][slug]}" for slug in s["recurring_mistakes"])
-        lines.append(f"| {s['kata']} | {s['best_status']} | {s['attempts']} | {duration(s['time_s'])} "
-                     f"| {s['hints_used']}/{s['hints_total']} | "
-                     f"{'yes' if s['solution_revealed'] else 'no'} | {recurring or '-'} |")
+             "_Status now: your file as it stands (as in `kata list`); best: the best any of "
+             "your graded attempts reached._"]
+    summaries = {s["kata"]: s for s in report["katas"]}
+    for title, members in tracks(k for k in registry.KATAS if k.name in summaries):
+        lines += ["", f"## {track_heading(title, members)}", "",
+                  "| kata | status now | best | attempts | time | hints | solution seen "
+                  "| recurring mistakes |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for s in (summaries[k.name] for k in members):
+            recurring = ", ".join(f"`{slug}` ×{s['mistakes'][slug]}" for slug in s["recurring_mistakes"])
+            lines.append(f"| {s['kata']} | {s['status']} | {s['best_status']} | {s['attempts']} "
+                         f"| {duration(s['time_s'])} | {s['hints_used']}/{s['hints_total']} | "
+                         f"{'yes' if s['solution_revealed'] else 'no'} | {recurring or '-'} |")
     if report["mocks"]:
         lines += ["", "## Mock interviews", "", "| kata | started | time taken | result |",
                   "|---|---|---|---|"]
@@ -787,7 +1087,8 @@ def report_markdown(report: dict) -> str:
 
 
 def cmd_report(app: App, args: argparse.Namespace) -> int:
-    report = build_report(app)
+    notes = Console(stderr=True, highlight=False)  # keep stdout the report alone
+    report = build_report(app, lambda note: notes.print(note, style="dim", markup=False))
     text = json.dumps(report, indent=2, ensure_ascii=False) if args.json else report_markdown(report)
     app.console.print(text, markup=False, highlight=False, soft_wrap=True)
     return 0
@@ -798,7 +1099,8 @@ def cmd_report(app: App, args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------------------
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "hint": cmd_hint, "watch": cmd_watch,
-            "reset": cmd_reset, "solution": cmd_solution, "mock": cmd_mock, "report": cmd_report}
+            "reset": cmd_reset, "restore": cmd_restore, "solution": cmd_solution, "mock": cmd_mock,
+            "report": cmd_report}
 KATA_HELP = "an id (03_mha), number (3, 03) or short name (mha)"
 
 
@@ -812,9 +1114,11 @@ def build_parser() -> argparse.ArgumentParser:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
 
     command("list", "every kata with its status, and what to do next",
-            "Statuses: not started (skeleton untouched), failing (with the first mistake the\n"
-            "grader recognised), core passed, all passed (follow-ups included). Only files\n"
-            "changed since they were last graded are graded again.")
+            "Katas in two tracks: foundations, then full models and modern inference; each\n"
+            "with its difficulty and the target time of a mock interview. Statuses, of your\n"
+            "file as it stands: not started (skeleton untouched), failing (with the first\n"
+            "mistake the grader recognised), core passed (follow-ups left), all passed.\n"
+            "Only files changed since they were last graded are graded again.")
     p = command("check", "grade a kata and show the report",
                 "Runs the same checks as `pytest katas/NN_name`: core checks, then follow-ups,\n"
                 "with the mistakes recognised and their hints. Exit status 0 only when every\n"
@@ -826,7 +1130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--impl", metavar="PATH", help="grade the file at PATH instead of the kata's file")
     p = command("hint", "the next hint for a kata",
                 "Each kata has three hints, one more per call: a nudge, the key idea, then\n"
-                "near-code. If your last attempt made a recognised mistake, its hint follows.")
+                "near-code. If your last attempt made a recognised mistake, its hint follows.\n"
+                "Refused while a mock interview runs.")
     p.add_argument("kata", help=KATA_HELP)
     p.add_argument("--all", action="store_true", help="show the hints revealed so far, revealing no new one")
     p = command("watch", "re-grade a kata every time its file is saved",
@@ -837,25 +1142,40 @@ def build_parser() -> argparse.ArgumentParser:
                 "Your file is first copied to .kata/backups/NN_name/ (the path is printed).")
     p.add_argument("kata", help=KATA_HELP)
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p = command("restore", "bring back a backup of a kata's file",
+                "kata reset and kata mock back your file up in .kata/backups/NN_name/ before\n"
+                "replacing it. This brings the latest backup back, or backup N of the list;\n"
+                "what it replaces is backed up first.\n\n"
+                "  kata restore 3 --list   the backups of 03_mha, newest first\n"
+                "  kata restore 3          the latest\n"
+                "  kata restore 3 2        number 2 of the list")
+    p.add_argument("kata", help=KATA_HELP)
+    p.add_argument("backup", nargs="?", help="number N of --list, or a backup's file name (default: 1, the latest)")
+    p.add_argument("--list", action="store_true", help="list the backups, restoring nothing")
     p = command("solution", "print a kata's reference solution",
-                "Asks first; once shown, `kata report` says you saw it.")
+                "Asks first; once shown, `kata report` says you saw it. Refused while a mock\n"
+                "interview runs.")
     p.add_argument("kata", help=KATA_HELP)
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     p = command("mock", "a timed mock interview",
                 "Starts one: picks a kata (default: a random one not passed yet), resets its file\n"
-                "to the skeleton (backing yours up), shows the task and starts the clock.\n"
-                "While it runs, `kata mock` shows the time left. Hand it in with\n"
-                "`kata mock --submit`; past the deadline, any kata command hands it in as it\n"
-                "stands, recorded as \"time ran out\".")
+                "to the skeleton (backing yours up), shows the task and its interviewer\n"
+                "follow-ups (without their answers) and starts the clock: the kata's target\n"
+                "time (kata list shows it) unless --minutes says otherwise. While it runs,\n"
+                "`kata mock` shows the time left, and hints, the solution and restoring the\n"
+                "kata's backups are refused. Hand it in with `kata mock --submit`; past the\n"
+                "deadline, any kata command hands it in as it stands, recorded as\n"
+                "\"time ran out\".")
     p.add_argument("kata", nargs="?", help=f"the kata: {KATA_HELP}; default: random, not passed yet")
-    p.add_argument("--minutes", type=float, default=DEFAULT_MOCK_MINUTES,
-                   help=f"time allowed (default {DEFAULT_MOCK_MINUTES})")
+    p.add_argument("--minutes", type=float, default=None,
+                   help="time allowed (default: the kata's target time)")
     p.add_argument("--submit", action="store_true", help="hand in the running mock: grade and record it")
     p.add_argument("--yes", "-y", action="store_true", help="reset a file with work in it without asking")
     p = command("report", "a self-assessment of your practice",
-                "Per kata: best status, attempts, time spent, hints used, whether you saw the\n"
-                "solution, mistakes that came back in two or more attempts; your mock\n"
-                "interviews; and what to practise next. Markdown, or JSON with --json.")
+                "Progress as kata list counts it; per kata, by track: status now, best status,\n"
+                "attempts, time spent, hints used, whether you saw the solution, mistakes that\n"
+                "came back in two or more attempts; your mock interviews; and what to practise\n"
+                "next. Markdown, or JSON with --json.")
     p.add_argument("--json", action="store_true", help="JSON for machines instead of markdown")
     return parser
 
@@ -865,18 +1185,23 @@ def main(argv: list[str] | None = None, *, root: Path | str | None = None,
          rng: random.Random | None = None, file_changes: Callable[[Path], Iterable] | None = None,
          interactive: bool | None = None) -> int:
     """Run the ``kata`` command; returns its exit status. The keyword arguments replace the
-    real world for tests: the repository copy, the console, the clock, the random choice of
-    mock, the file watcher and whether stdin is a terminal."""
+    real world for tests: the repository copy (instead of locate_repository), the console,
+    the clock, the random choice of mock, the file watcher and whether stdin is a terminal."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, or a usage error argparse has already explained
         return stop.code if isinstance(stop.code, int) else 0
-    app = App(root=Path(root or os.environ.get(ROOT_ENV_VAR) or REPO_ROOT).resolve(),
-              console=console or make_console(), clock=clock or time.time,
+    if root is not None:
+        root, where = Path(root).resolve(), None
+    else:
+        root, where = locate_repository(Path.cwd(), os.environ)
+    app = App(root=root, console=console or make_console(), clock=clock or time.time,
               rng=rng or random.Random(), file_changes=file_changes or watch_file,
               interactive=sys.stdin.isatty() if interactive is None else interactive)
     command = args.command or "list"
     quiet = command == "report" and args.json  # keep stdout pure JSON
+    if where is not None:  # on stderr: `kata report > report.md` stays the report
+        Console(stderr=True, highlight=False).print(where, style="dim", markup=False, soft_wrap=True)
     try:
         if not (command == "mock" and args.submit):
             settled = settle_expired_mock(app, Console(stderr=True, highlight=False) if quiet
@@ -892,6 +1217,9 @@ def main(argv: list[str] | None = None, *, root: Path | str | None = None,
     except UsageError as error:
         app.console.print(f"kata: {error}", markup=False, highlight=False)
         return 2
+    except Refused as refusal:
+        app.console.print(f"kata: {refusal}", markup=False, highlight=False, soft_wrap=True)
+        return 1
     except KeyboardInterrupt:
         return 130
 
