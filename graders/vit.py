@@ -100,7 +100,7 @@ def split_qkv(qkv: Tensor, num_heads: int, layout: str = "ok") -> tuple[Tensor, 
     """qkv(x) (B, N, 3*C) -> q, k, v (B, h, N, d), as an implementation with ``layout`` does.
 
     "ok": (B, N, 3, h, d) permuted to (3, B, h, N, d);
-    "h3": read as (B, N, h, 3, d) (qkv-reshape-order);
+    "h3": read as (B, N, h, 3, d), "hd3" as (B, N, h, d, 3) (qkv-reshape-order);
     "reshape": chunked into q, k, v, each reshaped straight to (B, h, N, d)
     (reshape-without-transpose).
     """
@@ -110,6 +110,8 @@ def split_qkv(qkv: Tensor, num_heads: int, layout: str = "ok") -> tuple[Tensor, 
         return qkv.reshape(B, N, 3, num_heads, d).permute(2, 0, 3, 1, 4).unbind(0)
     if layout == "h3":
         return qkv.reshape(B, N, num_heads, 3, d).permute(3, 0, 2, 1, 4).unbind(0)
+    if layout == "hd3":
+        return qkv.reshape(B, N, num_heads, d, 3).permute(4, 0, 2, 1, 3).unbind(0)
     if layout == "reshape":
         return tuple(t.reshape(B, num_heads, N, d) for t in qkv.chunk(3, dim=-1))
     raise ValueError(layout)
@@ -137,15 +139,14 @@ def attention_reference(state: dict[str, Tensor], x: Tensor, num_heads: int, *,
 
 def attention_mistakes(dim: int, num_heads: int) -> list[tuple[str, dict[str, Any]]]:
     """(slug, switches of :func:`attention_reference`) for every modelled mistake."""
-    head_dim = dim // num_heads
-    mistakes: list[tuple[str, dict[str, Any]]] = [("qkv-reshape-order", {"layout": "h3"})]
+    mistakes: list[tuple[str, dict[str, Any]]] = [("qkv-reshape-order", {"layout": "h3"}),
+                                                  ("qkv-reshape-order", {"layout": "hd3"})]
     for layout, merge in (("ok", "reshape"), ("reshape", "ok"), ("reshape", "reshape")):
         mistakes.append(("reshape-without-transpose", {"layout": layout, "merge": merge}))
     mistakes.append(("missing-scale", {"scale": 1.0}))
     if num_heads > 1:
         mistakes += [("scale-by-embed-dim", {"scale": 1 / math.sqrt(dim)}),
                      ("scale-by-embed-dim", {"scale": 1 / dim})]
-    del head_dim
     return mistakes
 
 
@@ -288,8 +289,11 @@ def check_patch_embed(impl: Implementation, *, img_size, patch: int, chans: int,
     grid = conv(ref_x)  # (B, D, H/p, W/p)
     expected = grid.flatten(2).transpose(1, 2)
     n = grid.shape[2] * grid.shape[3]
+    # The conv's grid reshaped straight to (B, N, D), or flattened and left (B, D, N).
     suspects = [Suspect("patch-flatten-without-transpose",
-                        predict=lambda: grid.detach().reshape(b, n, dim))]
+                        predict=lambda: grid.detach().reshape(b, n, dim)),
+                Suspect("patch-flatten-without-transpose",
+                        predict=lambda: grid.detach().flatten(2))]
     expect_close(out, expected, "the patch tokens (B, N, D), N in row-major order", on, suspects)
     if check_grads:
         check = "backward through PatchEmbed"

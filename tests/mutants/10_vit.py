@@ -25,6 +25,26 @@ MUTANTS = [
         ],
     ),
     Mutant(
+        'patch-flatten-without-transpose',
+        variant='flatten_only',
+        why='the grid is flattened to (B, D, N) and returned as it is: the tokens are the '
+            'columns, not the rows.',
+        edits=[
+            ('        return x.flatten(2).transpose(1, 2)  # (B, D, N) -> (B, N, D)',
+             '        return x.flatten(2)'),
+        ],
+    ),
+    Mutant(
+        'qkv-reshape-order',
+        variant='last_axis',
+        why='qkv(x) is reshaped to (B, N, h, d, 3), as if q, k and v were interleaved feature '
+            'by feature.',
+        edits=[
+            ('.reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)',
+             '.reshape(B, N, self.num_heads, self.head_dim, 3).permute(4, 0, 2, 1, 3)'),
+        ],
+    ),
+    Mutant(
         'qkv-reshape-order',
         why='qkv(x) is reshaped to (B, N, h, 3, d), heads outermost, as if q, k and v were '
             'interleaved per head.',
