@@ -741,7 +741,7 @@ def test_drop_path_keep_rate(impl):
     (Bounds wide enough that a correct DropPath never fails: 10 standard deviations.)"""
     for p, seed in ((0.2, 1100), (0.7, 1110)):
         samples = 2000
-        kept = check_drop_path_training(impl, p, (samples, 2), seed=seed)
+        kept = check_drop_path_training(impl, p, (samples, 1, 2), seed=seed)
         share = float(kept.double().mean())
         sd = math.sqrt(p * (1 - p) / samples)
         if abs(share - (1 - p)) > 10 * sd:

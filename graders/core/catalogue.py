@@ -191,8 +191,9 @@ _ENTRIES = (
             "Multiply by batch_size."),
     # --- Vision Transformer (10) ---
     Mistake("patch-flatten-without-transpose",
-            "The patch grid was reshaped from (B, D, H/p, W/p) straight to (B, N, D): a "
-            "reshape without a transpose mixes channels of different patches into one token.",
+            "The conv's grid (B, D, H/p, W/p) became tokens without moving D last: flattened "
+            "and left (B, D, N), or reshaped straight to (B, N, D), which mixes one channel of "
+            "several patches into each token.",
             "self.proj(x).flatten(2).transpose(1, 2): (B, D, N) first, then move D last."),
     Mistake("qkv-reshape-order",
             "qkv(x) was read as (B, N, h, 3, d) instead of (B, N, 3, h, d): its output "
