@@ -519,6 +519,9 @@ def check_drop_path_training(impl: Implementation, p: float, shape: tuple[int, .
             f"{mixed} of {shape[0]} samples had some values zeroed and others kept: one "
             "keep/drop draw must cover a whole sample x[i]"], "drop-path-per-element")
     kept_samples = ~zero.reshape(shape[0], -1).all(1)
+    if not bool(zero.any()):
+        raise verdict(check, on, [f"no sample was dropped among {shape[0]} (p={p}): DropPath "
+                                  "must drop in training mode"])
     if not bool((zero | kept_as).all()):
         if scale_by_keep and bool((zero | pattern["plain"]).all()):
             raise verdict(check, on, [
@@ -531,9 +534,6 @@ def check_drop_path_training(impl: Implementation, p: float, shape: tuple[int, .
         raise verdict(check, on, [
             f"{bad} of {out.numel()} values are neither 0 (dropped) nor {expected_kept}",
             f"x   {describe_tensor(x)}", f"got {describe_tensor(out)}"])
-    if not bool(zero.any()):
-        raise verdict(check, on, [f"no sample was dropped among {shape[0]} (p={p}): DropPath "
-                                  "must drop in training mode"])
     if not bool(kept_samples.any()):
         raise verdict(check, on, [f"every sample was dropped (p={p})"])
     return kept_samples
@@ -977,8 +977,12 @@ def test_block_drop_path(impl):
     if out.shape != x.shape:
         expect_close(out, x, check, on)
     matched = per_sample_match(out, scaled)
+    unscaled = per_sample_match(out, plain)
+    if bool(unscaled[:, 0].all()):  # every sample is the plain block: nothing dropped
+        raise verdict(check, on, [f"no branch of any of the {b} samples was dropped: drop_path "
+                                  "must reach a DropPath around both branches"])
     if not bool(matched.any(1).all()):
-        if bool(per_sample_match(out, plain).any(1).all()):
+        if bool(unscaled.any(1).all()):
             raise verdict(check, on, ["each sample's branches were kept or dropped, but the "
                                       "kept ones were not divided by 1 - p"],
                           "drop-path-not-rescaled")
@@ -988,9 +992,6 @@ def test_block_drop_path(impl):
             "them dropped, both dropped",
             "x = x + drop_path(attn(norm1(x))); x = x + drop_path(mlp(norm2(x))), with one "
             "keep/drop draw per sample and branch"])
-    if bool(matched[:, 0].all()):
-        raise verdict(check, on, [f"no branch of any of the {b} samples was dropped: drop_path "
-                                  "must reach a DropPath around both branches"])
 
 
 # ----------------------------------------------------------------------- half precision
