@@ -161,12 +161,15 @@ def mlp_reference(state: dict[str, Tensor], x: Tensor, *, prefix: str = "",
 def block_reference(state: dict[str, Tensor], x: Tensor, num_heads: int, *,
                     norm_at: tuple[str, str] = ("pre", "pre"), gelu: str = "none",
                     eps: float = EPS, keep: tuple[Tensor | float, Tensor | float] = (1.0, 1.0),
+                    residual: tuple[str, str] = ("x", "x"),
                     **attention_switches: Any) -> Tensor:
     """The ViT block as a function of its state dict (timm's names), eval mode.
 
     x (B, N, C) -> (B, N, C). ``norm_at`` per sublayer: "pre" (x + f(norm(x)), right),
     "post" (norm(x + f(x))) or "sublayer" (x + norm(f(x))). ``keep``: what each branch is
     multiplied by before its residual sum (DropPath's per-sample factor, (B, 1, 1)).
+    ``residual`` per sublayer: "x" (right), "none" (missing-residual), "normed" (Pre-LN
+    adding norm(x) instead of x: residual-from-normed).
     """
     C = x.shape[-1]
 
@@ -177,13 +180,18 @@ def block_reference(state: dict[str, Tensor], x: Tensor, num_heads: int, *,
         lambda t: attention_reference(state, t, num_heads, prefix="attn.", **attention_switches),
         lambda t: mlp_reference(state, t, prefix="mlp.", gelu=gelu),
     )
-    for i, (where, sublayer, factor) in enumerate(zip(norm_at, sublayers, keep), start=1):
+    for i, (where, sublayer, factor, base) in enumerate(zip(norm_at, sublayers, keep, residual),
+                                                        start=1):
+        def add(skip: Tensor, update: Tensor) -> Tensor:
+            return update if base == "none" else skip + update
+
         if where == "pre":
-            x = x + factor * sublayer(norm(i, x))
+            normed = norm(i, x)
+            x = add(normed if base == "normed" else x, factor * sublayer(normed))
         elif where == "post":
-            x = norm(i, x + factor * sublayer(x))
+            x = norm(i, add(x, factor * sublayer(x)))
         else:
-            x = x + factor * norm(i, sublayer(x))
+            x = add(x, factor * norm(i, sublayer(x)))
     return x
 
 
@@ -193,6 +201,10 @@ def block_mistakes(dim: int, num_heads: int) -> list[tuple[str, dict[str, Any]]]
         for norm_at in (("post", "post"), ("post", "pre"), ("pre", "post"),
                         ("sublayer", "sublayer"))
     ]
+    for which in (("none", "x"), ("x", "none"), ("none", "none")):
+        mistakes.append(("missing-residual", {"residual": which}))
+    for which in (("normed", "normed"), ("normed", "x"), ("x", "normed")):
+        mistakes.append(("residual-from-normed", {"residual": which}))
     mistakes.append(("gelu-tanh-approximation", {"gelu": "tanh"}))
     return mistakes + attention_mistakes(dim, num_heads)
 

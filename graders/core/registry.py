@@ -374,6 +374,8 @@ KATAS: tuple[Kata, ...] = (
             "scale-by-embed-dim",
             "reshape-without-transpose",
             "norm-order-swapped",
+            "missing-residual",
+            "residual-from-normed",
             "gelu-tanh-approximation",
             "drop-path-not-rescaled",
             "drop-path-in-eval",

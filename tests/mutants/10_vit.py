@@ -110,6 +110,22 @@ MUTANTS = [
         ],
     ),
     Mutant(
+        'missing-residual',
+        why='the Mlp sublayer replaces x instead of adding to it.',
+        edits=[
+            ('        return x + self.drop_path(self.mlp(self.norm2(x)))',
+             '        return self.drop_path(self.mlp(self.norm2(x)))'),
+        ],
+    ),
+    Mutant(
+        'residual-from-normed',
+        why='x is normalised in place first, so the residual adds norm1(x) instead of x.',
+        edits=[
+            ('        x = x + self.drop_path(self.attn(self.norm1(x)))',
+             '        x = self.norm1(x)\n        x = x + self.drop_path(self.attn(x))'),
+        ],
+    ),
+    Mutant(
         'gelu-tanh-approximation',
         why='the Mlp uses the tanh approximation of GELU (as GPT-2 does).',
         edits=[
