@@ -105,7 +105,8 @@ def _code_of(line: str) -> str:
 def test_grading_cell_names_every_public_object_of_the_skeleton():
     names = {kata.name: kata.public_names for kata in KATAS}
     assert names["01_attention"] == ("scaled_dot_product_attention", "SingleHeadAttention")
-    assert [len(names[k.name]) for k in KATAS[:7]] == [2, 4, 1, 3, 2, 2, 5]  # the foundations
+    assert [len(names[k.name]) for k in KATAS[:7]] == [2, 4, 1, 3, 2, 2, 5]
+    assert names["10_vit"] == ("PatchEmbed", "Attention", "Mlp", "DropPath", "Block")
     assert build.grading_source(KATAS[2]) == 'result = check("03_mha", MultiheadAttention)'
 
 
@@ -157,6 +158,11 @@ def test_quiz_numbers_agree_with_pytorch():
         stack = nn.TransformerEncoder(layer, num_layers=6, enable_nested_tensor=False)
         assert key["06_encoder_layer"][3] == parameters(stack)
         assert key["01_attention"][4] == torch.empty(8, 1024, 1024).nbytes // 2**20
+        # kata 10: ViT-B/16's block is a Pre-LN encoder layer of width 4 * 768 under timm's
+        # names; PatchEmbed's tokens are the positions of its conv's output grid.
+        assert key["10_vit"][2] == parameters(nn.TransformerEncoderLayer(768, 12, 3072))
+        grid = nn.Conv2d(3, 768, 16, stride=16)(torch.empty(1, 3, 224, 384))
+        assert key["10_vit"][1] == grid.flatten(2).shape[-1]
 
         from torch.utils.flop_counter import FlopCounterMode
 

@@ -157,8 +157,8 @@ _ENTRIES = (
             "pe[:seq].unsqueeze(0)."),
     # --- encoder layer (06) ---
     Mistake("norm-order-swapped",
-            "Pre-LN and Post-LN are mixed up: norm_first=True normalises before each "
-            "sublayer, False after the residual sum.",
+            "Pre-LN and Post-LN are mixed up: Pre-LN (norm_first=True, and the ViT block) "
+            "normalises each sublayer's input, Post-LN (norm_first=False) the residual sum.",
             "Post-LN: x = norm(x + f(x)). Pre-LN: x = x + f(norm(x))."),
     Mistake("norm-inside-residual",
             "The norm was applied to the sublayer's output inside the residual, x + norm(f(x)): "
@@ -209,6 +209,33 @@ _ENTRIES = (
             "The batch size was left out: every sequence in the batch is computed (and "
             "stored) separately.",
             "Multiply by batch_size."),
+    # --- Vision Transformer (10) ---
+    Mistake("patch-flatten-without-transpose",
+            "The conv's grid (B, D, H/p, W/p) became tokens without moving D last: flattened "
+            "and left (B, D, N), or reshaped straight to (B, N, D), which mixes one channel of "
+            "several patches into each token.",
+            "self.proj(x).flatten(2).transpose(1, 2): (B, D, N) first, then move D last."),
+    Mistake("qkv-reshape-order",
+            "qkv(x) was read as (B, N, h, 3, d) instead of (B, N, 3, h, d): its output "
+            "features are all of q, then all of k, then all of v.",
+            "reshape(B, N, 3, num_heads, head_dim).permute(2, 0, 3, 1, 4): the 3 is the outer "
+            "factor."),
+    Mistake("gelu-tanh-approximation",
+            "The MLP used the tanh approximation of GELU; the ViT block uses the exact (erf) "
+            "GELU, nn.GELU() with its default approximate='none'.",
+            "self.act = nn.GELU(), or F.gelu(x) without approximate='tanh'."),
+    Mistake("drop-path-not-rescaled",
+            "DropPath zeroed samples but did not divide the kept ones by 1 - p, so the "
+            "branch's expected value shrinks in training.",
+            "keep = keep / (1 - p) when scale_by_keep (and p < 1), then return x * keep."),
+    Mistake("drop-path-in-eval",
+            "DropPath dropped samples in eval mode; stochastic depth acts only while training.",
+            "if self.drop_prob == 0.0 or not self.training: return x."),
+    Mistake("drop-path-per-element",
+            "DropPath drew its keep/drop decision per element (or per token); it must keep or "
+            "drop each sample's whole residual branch.",
+            "Draw a mask of shape (B, 1, 1, ...): x.new_empty((x.shape[0],) + (1,) * (x.ndim - "
+            "1)).bernoulli_(1 - p)."),
     # --- shared by every kata ---
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",

@@ -383,6 +383,51 @@ KATAS: tuple[Kata, ...] = (
             "nbytes = b*h*l*l * torch.empty((), dtype=dtype).element_size()",
         ),
     ),
+    Kata(
+        id="10",
+        name="10_vit",
+        file="vit.py",
+        title="The Vision Transformer's block (timm)",
+        track="models",
+        difficulty="hard",
+        target_minutes=35,
+        prerequisites=("03", "06"),
+        mistakes=(
+            "patch-flatten-without-transpose",
+            "qkv-reshape-order",
+            "missing-scale",
+            "scale-by-embed-dim",
+            "reshape-without-transpose",
+            "norm-order-swapped",
+            "missing-residual",
+            "residual-from-normed",
+            "gelu-tanh-approximation",
+            "drop-path-not-rescaled",
+            "drop-path-in-eval",
+            "drop-path-per-element",
+        ),
+        forbidden=ATTENTION_BUILTINS,
+        hints=(
+            "Follow one image through the model and write the shape after every step: "
+            "(B, C, H, W) -> patches -> tokens -> heads -> back. Which axis must move at each "
+            "reshape, and which random draw covers a whole sample?",
+            "PatchEmbed: the conv gives (B, D, H/p, W/p); flatten(2) then transpose(1, 2) makes "
+            "(B, N, D) - a reshape alone mixes channels into tokens. Attention: qkv(x) is "
+            "(B, N, 3*dim) with q, k, v outermost, so reshape to (B, N, 3, h, d) and permute to "
+            "(3, B, h, N, d); scale by head_dim ** -0.5; merge with transpose(1, 2) before the "
+            "reshape. Mlp uses the exact GELU. DropPath draws one keep/drop per sample, shape "
+            "(B, 1, 1, ...), divides the kept ones by 1 - p, and does nothing in eval mode. "
+            "Block is Pre-LN: x = x + drop_path(attn(norm1(x))).",
+            "qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)\n"
+            "q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)            # (B, h, N, d) each\n"
+            "attn = self.attn_drop((q @ k.transpose(-2, -1) * self.scale).softmax(dim=-1))\n"
+            "x = self.proj_drop(self.proj((attn @ v).transpose(1, 2).reshape(B, N, C)))\n"
+            "# PatchEmbed: return self.proj(x).flatten(2).transpose(1, 2)\n"
+            "# DropPath (training, p > 0): keep = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1))\n"
+            "#     keep = keep.bernoulli_(1 - p); return x * keep / (1 - p)   # not when p == 1\n"
+            "# Block: x = x + self.drop_path(self.attn(self.norm1(x))); same with norm2 and mlp",
+        ),
+    ),
 )
 
 

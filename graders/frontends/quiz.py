@@ -113,6 +113,16 @@ def self_attention_flops(seq_len: int, batch_size: int, d_model: int) -> int:
     return projection_flops(seq_len, batch_size, d_model) + attention_matmul_flops(seq_len, batch_size, d_model)
 
 
+
+def vit_block_parameters(dim: int, mlp_ratio: float = 4.0) -> int:
+    """timm's ViT Block with qkv_bias=True: a Pre-LN encoder layer of width int(dim * mlp_ratio)."""
+    return encoder_layer_parameters(dim, int(dim * mlp_ratio))
+
+
+def patch_count(height: int, width: int, patch_size: int) -> int:
+    """Tokens from PatchEmbed: (H / p) * (W / p)."""
+    return (height // patch_size) * (width // patch_size)
+
 MiB = 2**20
 
 QUIZZES: dict[str, tuple[Question, ...]] = {
@@ -425,6 +435,43 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "= 4.2·10²². The attention matmuls come on top, 4·l·d per token and layer against "
             "24·d² for the rest: small while the context l is well below 6d.",
             rel_tolerance=0.05),
+    ),
+    "10_vit": (
+        Question(
+            "How many tokens does `PatchEmbed(patch_size=16)` make of one 224 × 384 image?",
+            patch_count(224, 384, 16), INTEGER,
+            "The conv with kernel = stride = 16 gives a 14 × 24 grid of patches (224/16 = 14 "
+            "rows, 384/16 = 24 columns): N = 14 · 24 = 336 tokens, in row-major order. A "
+            "square 224 × 224 image gives the familiar 196."),
+        Question(
+            "How many parameters does ViT-B/16's `Block(768, 12, mlp_ratio=4.0, "
+            "qkv_bias=True)` have?",
+            vit_block_parameters(768), INTEGER,
+            "qkv 768·2304 + 2304 = 1,771,776; proj 768·768 + 768 = 590,592; fc1 768·3072 + "
+            "3072 = 2,362,368; fc2 3072·768 + 768 = 2,360,064; two LayerNorms 2·(768 + 768) = "
+            "3,072. Total 7,087,872: exactly nn.TransformerEncoderLayer(768, 12, 3072)'s count, "
+            "since the block is a Pre-LN encoder layer under other names."),
+        Question(
+            "`qkv(x)` has shape (B, N, 3·dim). Which reshape gives q, k and v their own heads "
+            "correctly, before permuting to (3, B, h, N, d)?",
+            "B", CHOICE,
+            "qkv's output features are all of q, then all of k, then all of v, each split into "
+            "h heads of d: the 3 is the outer factor, (B, N, 3, h, d). Reading them as "
+            "(B, N, h, 3, d) hands each head a mix of q, k and v columns (the "
+            "qkv-reshape-order mistake); the other two put the token axis in the wrong place.",
+            choices=("`(B, N, h, 3, d)`", "`(B, N, 3, h, d)`", "`(B, 3, h, N, d)`",
+                     "`(3, B, h, N, d)` directly")),
+        Question(
+            "`DropPath(0.25)` in training mode on x of shape (B, N, D). What happens to a "
+            "sample x[i] that is kept?",
+            "A", CHOICE,
+            "One draw per sample: x[i] is either all zeros (probability 0.25) or all of it "
+            "divided by 1 - p = 0.75, so that E[DropPath(x)] = x and eval mode (the identity) "
+            "sees the same scale. Zeroing single elements or tokens is ordinary dropout, not "
+            "stochastic depth.",
+            choices=("it becomes x[i] / 0.75, every element", "it stays x[i]",
+                     "it becomes 0.75 · x[i]",
+                     "each of its elements is zeroed or divided by 0.75 on its own draw")),
     ),
 }
 
