@@ -189,6 +189,32 @@ _ENTRIES = (
             "The batch size was left out: every sequence in the batch is computed (and "
             "stored) separately.",
             "Multiply by batch_size."),
+    # --- key/value cache (11) ---
+    Mistake("cache-not-updated",
+            "The returned cache was not extended with the new positions: it is the cache "
+            "that came in (or None), or only the new positions' keys and values.",
+            "Return (torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)): every "
+            "position so far, s + t of them; with no cache, the new k and v."),
+    Mistake("cache-wrong-dim",
+            "The new keys and values were appended along the wrong axis of the cache (heads, "
+            "batch or features instead of positions).",
+            "The cache is (b, h, s, head_dim): positions are dim 2, so torch.cat(..., dim=2) "
+            "(or dim=-2)."),
+    Mistake("causal-mask-offset",
+            "The causal mask was not shifted by the cache length s: new query i sits at "
+            "position s + i and must see every cached key, but the mask was aligned top-left "
+            "(as is_causal=True aligns it).",
+            "For scores (t, s + t) block key j of query i when j > s + i: "
+            "torch.ones(t, s + t, dtype=torch.bool).triu(diagonal=s + 1)."),
+    Mistake("causal-mask-missing",
+            "No causal mask: a position attended to later positions of its own chunk.",
+            "Block key j for query i when j > s + i, with -inf before the softmax."),
+    Mistake("cache-modified-in-place",
+            "The cache passed in was modified in place (its values, its shape, or the "
+            "storage behind it); a caller may branch from one cache twice, as beam search "
+            "does.",
+            "Build the new cache with torch.cat, which returns a new tensor; never write into "
+            "(or resize, or .data-assign) the tensors you were given."),
     # --- shared by every kata ---
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",

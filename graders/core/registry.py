@@ -358,6 +358,44 @@ KATAS: tuple[Kata, ...] = (
             "bytes  = b*h*l*l * torch.empty((), dtype=dtype).element_size()",
         ),
     ),
+    Kata(
+        id="11",
+        name="11_kv_cache",
+        file="kv_cache.py",
+        title="Causal self-attention with a key/value cache",
+        track="models",
+        difficulty="medium",
+        target_minutes=25,
+        prerequisites=("03", "04"),
+        mistakes=(
+            "cache-not-updated",
+            "cache-wrong-dim",
+            "causal-mask-offset",
+            "causal-mask-missing",
+            "cache-modified-in-place",
+        ),
+        forbidden=ATTENTION_BUILTINS,
+        hints=(
+            "Write down which position each of the t new queries sits at when s positions "
+            "are already in the cache, and which keys it may see. Then ask what the next call "
+            "needs from this one.",
+            "Project x into q, k, v and split them into heads (b, h, t, d). Append the new k "
+            "and v to the cached ones along the positions axis (dim 2) with torch.cat - a new "
+            "tensor, never a write into the cache you were given. The scores are (b, h, t, "
+            "s + t): new query i is position s + i, so it sees every cached key and the new "
+            "keys up to its own - the causal mask is shifted right by s. Return the "
+            "concatenated (k, v), unscaled, as the new cache.",
+            "q, k, v = (self._split_heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))\n"
+            "if cache is not None:\n"
+            "    k = torch.cat([cache[0], k], dim=2)   # (b, h, s + t, d)\n"
+            "    v = torch.cat([cache[1], v], dim=2)\n"
+            "s = k.size(2) - t\n"
+            "scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)   # (b, h, t, s + t)\n"
+            "blocked = torch.ones(t, s + t, dtype=torch.bool, device=x.device).triu(diagonal=s + 1)\n"
+            "weights = torch.softmax(scores.masked_fill(blocked, float('-inf')), dim=-1)\n"
+            "# merge the heads of weights @ v back to (b, t, E), out_proj, return (output, (k, v))",
+        ),
+    ),
 )
 
 
