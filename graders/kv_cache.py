@@ -280,9 +280,13 @@ def check_call(impl: Implementation, module: nn.Module, what: str, state: dict[s
 
 def splits(length: int) -> list[tuple[int, ...]]:
     """Every way to feed ``length`` tokens: a prefill of each length (0: no prefill), then
-    chunks of 1, 2 or 3 tokens (the last one shorter when they do not divide the rest)."""
+    chunks of 1, 2 or 3 tokens (the last one shorter when they do not divide the rest).
+
+    Longest prefill first: a cache longer than the chunk makes torch.cat along a wrong axis
+    raise its characteristic error (see :func:`slug_for_exception`) before an equal-length
+    one lets it through to a less telling failure."""
     found: list[tuple[int, ...]] = []
-    for prefill in range(length + 1):
+    for prefill in range(length, -1, -1):
         for size in CHUNK_SIZES:
             rest = length - prefill
             pieces = ((prefill,) if prefill else ()) + tuple(
