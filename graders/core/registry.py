@@ -396,6 +396,42 @@ KATAS: tuple[Kata, ...] = (
             "# merge the heads of weights @ v back to (b, t, E), out_proj, return (output, (k, v))",
         ),
     ),
+    Kata(
+        id="12",
+        name="12_rope",
+        file="rope.py",
+        title="Rotary position embedding (RoPE)",
+        track="models",
+        difficulty="medium",
+        target_minutes=20,
+        prerequisites=("05",),
+        mistakes=(
+            "rope-pairs-mismatch",
+            "rope-wrong-frequency",
+            "rope-rotation-reversed",
+            "rope-positions-ignored",
+            "rope-cos-sin-swapped",
+        ),
+        forbidden=(),
+        hints=(
+            "RoPE turns each pair of features into a point in the plane and rotates it by an "
+            "angle that grows with the position. Decide three things: which features form a "
+            "pair, how fast pair i turns, and which way is positive.",
+            "Pair i turns at frequency base^(-2i/d): angle = position * that, computed in "
+            "float64 and cast to float32. The rotation is (x1 cos θ - x2 sin θ, x1 sin θ + "
+            "x2 cos θ). By default pair i is (x[i], x[i + d/2]) - split x into halves; with "
+            "interleaved=True it is (x[2i], x[2i+1]) - take x[..., 0::2] and x[..., 1::2] and "
+            "put them back interleaved. Use the positions given: (n,) is shared by the batch, "
+            "(b, n) has one row per batch element (add a heads axis to broadcast).",
+            "pair = torch.arange(head_dim // 2, dtype=torch.float64)\n"
+            "angles = positions.to(torch.float64)[..., None] * base ** (-2 * pair / head_dim)\n"
+            "# apply_rope: angles (n, d/2), or (b, 1, n, d/2) for (b, n) positions\n"
+            "cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)\n"
+            "x1, x2 = (x[..., 0::2], x[..., 1::2]) if interleaved else x.chunk(2, dim=-1)\n"
+            "y1, y2 = x1 * cos - x2 * sin, x1 * sin + x2 * cos\n"
+            "# interleaved: torch.stack((y1, y2), -1).flatten(-2); else torch.cat((y1, y2), -1)",
+        ),
+    ),
 )
 
 
