@@ -351,7 +351,8 @@ def test_every_split_matches_one_call(impl):
     cache None), then chunks of 1, 2 or 3 tokens - gives the one-call outputs, and each
     returned cache holds every position so far."""
     check_sequence(impl, embed_dim=8, num_heads=2, b=2, n=6, seed=200, split_list=splits(6))
-    check_sequence(impl, embed_dim=12, num_heads=3, b=3, n=5, seed=210, split_list=splits(5))
+    check_sequence(impl, embed_dim=12, num_heads=3, b=3, n=5, seed=210,
+                   split_list=[(4, 1), (2, 3), (1, 2, 2), (1, 1, 1, 1, 1)])
 
 
 @pytest.mark.core
@@ -374,7 +375,7 @@ def split_case(rng):
 @pytest.mark.core
 def test_random_shapes(impl):
     """Random widths, head counts, batch sizes, lengths and splits, from a fixed seed."""
-    for embed_dim, num_heads, b, n, pieces, seed in drawn_cases(split_case, seed=11):
+    for embed_dim, num_heads, b, n, pieces, seed in drawn_cases(split_case, count=8, seed=11):
         check_sequence(impl, embed_dim=embed_dim, num_heads=num_heads, b=b, n=n, seed=seed,
                        split_list=[pieces])
 
