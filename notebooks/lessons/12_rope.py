@@ -84,17 +84,17 @@ cos, sin = angles.cos(), angles.sin()                                     # (n, 
 
 
 def rope_halves(x):
-    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    x1, x2 = x.chunk(2, dim=-1)                                          # the two halves
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 
 
 def rope_interleaved(x):
-    x1, x2 = x[..., 0::2], x[..., 1::2]
-    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+    even, odd = x[..., 0::2], x[..., 1::2]                               # pair i = (x[2i], x[2i+1])
+    return torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1).flatten(-2)
 
 
 def rotate_half(x):
-    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    x1, x2 = x.chunk(2, dim=-1)                                          # the two halves
     return torch.cat((-x2, x1), dim=-1)
 
 
@@ -121,7 +121,7 @@ print("norms kept:", torch.allclose(rope_halves(x).norm(dim=-1), x.norm(dim=-1))
 # %%
 def rope_at(x, positions):                                               # x (b, h, n, d), positions (b, n)
     theta = (positions.to(torch.float64)[..., None] * w)[:, None]        # (b, 1, n, d/2)
-    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    x1, x2 = x.chunk(2, dim=-1)                                          # the two halves
     return torch.cat((x1 * theta.cos() - x2 * theta.sin(), x1 * theta.sin() + x2 * theta.cos()), dim=-1)
 
 
