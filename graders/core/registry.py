@@ -423,7 +423,7 @@ KATAS: tuple[Kata, ...] = (
             "interleaved=True it is (x[2i], x[2i+1]) - take x[..., 0::2] and x[..., 1::2] and "
             "put them back interleaved. Use the positions given: (n,) is shared by the batch, "
             "(b, n) has one row per batch element (add a heads axis to broadcast).",
-            "pair = torch.arange(head_dim // 2, dtype=torch.float64)\n"
+            "pair = torch.arange(head_dim // 2, dtype=torch.float64, device=positions.device)\n"
             "angles = positions.to(torch.float64)[..., None] * base ** (-2 * pair / head_dim)\n"
             "# apply_rope: angles (n, d/2), or (b, 1, n, d/2) for (b, n) positions\n"
             "cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)\n"
