@@ -138,42 +138,37 @@ except RuntimeError as error:
 # %% [markdown]
 # ## 5. Every split gives the same answer
 #
-# Feed the sequence as a prefill of s tokens and then one token at a time, and compare with
-# one call on the whole sequence. Your module once it passes the core checks; until then a
-# small stand-in built from the functions above. The picture shows, for a prefill of 5 and
-# a chunk of 3, which keys each new query may see (yellow), in the full (8, 8) mask.
+# Feed the sequence as a prefill of 2 tokens and then one token at a time, and compare with
+# one call on the whole sequence: your module with its cache once it passes the core
+# checks; until then the cache-free way, `nn.MultiheadAttention` re-run on the whole prefix
+# at every step (the last row of each run is the new token's output). The picture shows,
+# for a prefill of 5 and a chunk of 3, which keys each new query may see (yellow), in the
+# full (8, 8) mask.
 
 # %%
 import matplotlib.pyplot as plt
 
-
-def stand_in(chunk, cache=None):                                            # the lesson's own, for comparison
-    qc, kc, vc = (heads(F.linear(chunk, W, bias)) for W, bias in ((W_q, b_q), (W_k, b_k), (W_v, b_v)))
-    if cache is not None:
-        kc, vc = torch.cat([cache[0], kc], dim=2), torch.cat([cache[1], vc], dim=2)
-    tc, total = chunk.size(1), kc.size(2)
-    blocked = torch.ones(tc, total, dtype=torch.bool).triu(diagonal=total - tc + 1)
-    weights = (qc @ kc.transpose(-2, -1) / math.sqrt(d)).masked_fill(blocked, float("-inf")).softmax(-1)
-    return F.linear(merge(weights @ vc), W_o, b_o), (kc, vc)
-
-
-if result.core_passed:
-    module = CausalSelfAttention(E, h)
-    module.load_state_dict({"q_proj.weight": W_q, "q_proj.bias": b_q, "k_proj.weight": W_k,
-                            "k_proj.bias": b_k, "v_proj.weight": W_v, "v_proj.bias": b_v,
-                            "out_proj.weight": W_o, "out_proj.bias": b_o})
-    step, source = module, "your CausalSelfAttention"
-else:
-    step, source = stand_in, "the lesson's stand-in (pass the core checks to use yours)"
 with torch.no_grad():
-    outputs, kv = [], None
-    out, kv = step(x[:, :2])                                               # prefill 2 tokens
-    outputs.append(out)
-    for position in range(2, n):                                            # then one at a time
-        out, kv = step(x[:, position:position + 1], kv)
+    if result.core_passed:
+        module = CausalSelfAttention(E, h)
+        module.load_state_dict({"q_proj.weight": W_q, "q_proj.bias": b_q, "k_proj.weight": W_k,
+                                "k_proj.bias": b_k, "v_proj.weight": W_v, "v_proj.bias": b_v,
+                                "out_proj.weight": W_o, "out_proj.bias": b_o})
+        outputs, kv = [], None
+        out, kv = module(x[:, :2])                                          # prefill 2 tokens
         outputs.append(out)
-print(source + ": prefill 2, then 1 + 1 + 1 equals one call:",
-      torch.allclose(torch.cat(outputs, dim=1), full, atol=1e-5), "| cache", tuple(kv[0].shape))
+        for position in range(2, n):                                        # then one at a time
+            out, kv = module(x[:, position:position + 1], kv)
+            outputs.append(out)
+        source = f"your CausalSelfAttention, prefill 2 then 1 + 1 + 1 (cache {tuple(kv[0].shape)})"
+    else:
+        outputs = []
+        for position in range(n):                                           # no cache: the whole prefix again
+            prefix = x[:, :position + 1]
+            mask = torch.ones(position + 1, position + 1, dtype=torch.bool).triu(diagonal=1)
+            outputs.append(reference(prefix, prefix, prefix, attn_mask=mask)[0][:, -1:])
+        source = "nn.MultiheadAttention on every prefix (pass the core checks to use yours)"
+print(source + ": equals one call:", torch.allclose(torch.cat(outputs, dim=1), full, atol=1e-5))
 
 s_pic, t_pic = 5, 3
 allowed = ~torch.ones(s_pic + t_pic, s_pic + t_pic, dtype=torch.bool).triu(diagonal=1)
