@@ -250,6 +250,9 @@ def check_angles(impl: Implementation, positions: Tensor, head_dim: int,
     got = impl.call(fn, positions, head_dim, what="rope_angles", on=on, **kwargs)
     exact64 = angles64(positions, head_dim, base)
     check = "the angles (*positions.shape, head_dim // 2), float32"
+    if isinstance(got, Tensor) and got.dtype != ANGLES_DTYPE:
+        raise verdict(check, on, [f"expected dtype float32, got {got.dtype}: compute in "
+                                  "float64, then cast the angles to float32"])
     expect_close(got, exact64.to(ANGLES_DTYPE), check, on,
                  angle_suspects(positions, head_dim, base, exact64.to(ANGLES_DTYPE)))
     if not exact:
