@@ -50,6 +50,8 @@ TARGETS = {
     "06_encoder_layer": Target("TransformerEncoderLayer", "forward"),
     "07_flops": Target(None, "mha_flops", returns_int=True),
     "10_vit": Target("Block", "forward"),
+    "11_kv_cache": Target("CausalSelfAttention", "forward"),
+    "12_rope": Target(None, "apply_rope"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -134,6 +136,7 @@ NOT_APPLICABLE = {
     ("04_masks", "detaches-output"): "a mask is not differentiated",
     ("05_positional_encoding", "forbidden-builtin"): "the kata forbids nothing",
     ("07_flops", "forbidden-builtin"): "the kata forbids nothing",
+    ("12_rope", "forbidden-builtin"): "the kata forbids nothing",
 }
 
 HELPERS = '''

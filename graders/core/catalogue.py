@@ -236,6 +236,56 @@ _ENTRIES = (
             "drop each sample's whole residual branch.",
             "Draw a mask of shape (B, 1, 1, ...): x.new_empty((x.shape[0],) + (1,) * (x.ndim - "
             "1)).bernoulli_(1 - p)."),
+    # --- key/value cache (11) ---
+    Mistake("cache-not-updated",
+            "The returned cache was not extended with the new positions: it is the cache "
+            "that came in (or None), or only the new positions' keys and values.",
+            "Return (torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)): every "
+            "position so far, s + t of them; with no cache, the new k and v."),
+    Mistake("cache-wrong-dim",
+            "The new keys and values were appended along the wrong axis of the cache (heads, "
+            "batch or features instead of positions).",
+            "The cache is (b, h, s, head_dim): positions are dim 2, so torch.cat(..., dim=2) "
+            "(or dim=-2)."),
+    Mistake("causal-mask-offset",
+            "The causal mask was not shifted by the cache length s: new query i sits at "
+            "position s + i and must see every cached key, but the mask was aligned top-left "
+            "(as is_causal=True aligns it).",
+            "For scores (t, s + t) block key j of query i when j > s + i: "
+            "torch.ones(t, s + t, dtype=torch.bool).triu(diagonal=s + 1)."),
+    Mistake("causal-mask-missing",
+            "No causal mask: a position attended to later positions of its own chunk.",
+            "Block key j for query i when j > s + i, with -inf before the softmax."),
+    Mistake("cache-modified-in-place",
+            "The cache passed in was modified in place (its values, its shape, or the "
+            "storage behind it); a caller may branch from one cache twice, as beam search "
+            "does.",
+            "Build the new cache with torch.cat, which returns a new tensor; never write into "
+            "(or resize, or .data-assign) the tensors you were given."),
+    # --- rotary position embedding (12) ---
+    Mistake("rope-pairs-mismatch",
+            "The wrong features were paired: halves (i, i + d/2) where interleaved pairs "
+            "(2i, 2i+1) were asked, or the reverse, or a cos/sin table laid out for one "
+            "pairing used with the other.",
+            "Default (rotate half): x1, x2 = x[..., :d/2], x[..., d/2:], results concatenated. "
+            "interleaved=True: x1, x2 = x[..., 0::2], x[..., 1::2], results interleaved back."),
+    Mistake("rope-wrong-frequency",
+            "The frequencies are off: pair i turns by position * base^(-2i / head_dim).",
+            "pair = arange(head_dim // 2); inv_freq = base ** (-2 * pair / head_dim) - with "
+            "arange(0, head_dim, 2) the 2 is already in it."),
+    Mistake("rope-rotation-reversed",
+            "The rotation goes the wrong way (by -θ): the signs of the sin terms are swapped.",
+            "(x1, x2) -> (x1 cos θ - x2 sin θ, x1 sin θ + x2 cos θ); in rotate-half form "
+            "x * cos + cat(-x2, x1) * sin."),
+    Mistake("rope-positions-ignored",
+            "The positions given were ignored: the angles are those of 0 ... n-1 (or of "
+            "another batch row's positions).",
+            "Use positions when it is not None: (n,) for the whole batch, (b, n) one row per "
+            "batch element, broadcast over heads as (b, 1, n, d/2)."),
+    Mistake("rope-cos-sin-swapped",
+            "cos and sin are swapped in the rotation.",
+            "x1' = x1 cos θ - x2 sin θ, x2' = x1 sin θ + x2 cos θ: at position 0 (θ = 0) the "
+            "vector must come out unchanged."),
     # --- shared by every kata ---
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",

@@ -428,6 +428,80 @@ KATAS: tuple[Kata, ...] = (
             "# Block: x = x + self.drop_path(self.attn(self.norm1(x))); same with norm2 and mlp",
         ),
     ),
+    Kata(
+        id="11",
+        name="11_kv_cache",
+        file="kv_cache.py",
+        title="Causal self-attention with a key/value cache",
+        track="models",
+        difficulty="medium",
+        target_minutes=25,
+        prerequisites=("03", "04"),
+        mistakes=(
+            "cache-not-updated",
+            "cache-wrong-dim",
+            "causal-mask-offset",
+            "causal-mask-missing",
+            "cache-modified-in-place",
+        ),
+        forbidden=ATTENTION_BUILTINS,
+        hints=(
+            "Write down which position each of the t new queries sits at when s positions "
+            "are already in the cache, and which keys it may see. Then ask what the next call "
+            "needs from this one.",
+            "Project x into q, k, v and split them into heads (b, h, t, d). Append the new k "
+            "and v to the cached ones along the positions axis (dim 2) with torch.cat - a new "
+            "tensor, never a write into the cache you were given. The scores are (b, h, t, "
+            "s + t): new query i is position s + i, so it sees every cached key and the new "
+            "keys up to its own - the causal mask is shifted right by s. Return the "
+            "concatenated (k, v), unscaled, as the new cache.",
+            "q, k, v = (self._split_heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))\n"
+            "if cache is not None:\n"
+            "    k = torch.cat([cache[0], k], dim=2)   # (b, h, s + t, d)\n"
+            "    v = torch.cat([cache[1], v], dim=2)\n"
+            "s = k.size(2) - t\n"
+            "scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)   # (b, h, t, s + t)\n"
+            "blocked = torch.ones(t, s + t, dtype=torch.bool, device=x.device).triu(diagonal=s + 1)\n"
+            "weights = torch.softmax(scores.masked_fill(blocked, float('-inf')), dim=-1)\n"
+            "# merge the heads of weights @ v back to (b, t, E), out_proj, return (output, (k, v))",
+        ),
+    ),
+    Kata(
+        id="12",
+        name="12_rope",
+        file="rope.py",
+        title="Rotary position embedding (RoPE)",
+        track="models",
+        difficulty="medium",
+        target_minutes=20,
+        prerequisites=("05",),
+        mistakes=(
+            "rope-pairs-mismatch",
+            "rope-wrong-frequency",
+            "rope-rotation-reversed",
+            "rope-positions-ignored",
+            "rope-cos-sin-swapped",
+        ),
+        forbidden=(),
+        hints=(
+            "RoPE turns each pair of features into a point in the plane and rotates it by an "
+            "angle that grows with the position. Decide three things: which features form a "
+            "pair, how fast pair i turns, and which way is positive.",
+            "Pair i turns at frequency base^(-2i/d): angle = position * that, computed in "
+            "float64 and cast to float32. The rotation is (x1 cos θ - x2 sin θ, x1 sin θ + "
+            "x2 cos θ). By default pair i is (x[i], x[i + d/2]) - split x into halves; with "
+            "interleaved=True it is (x[2i], x[2i+1]) - take x[..., 0::2] and x[..., 1::2] and "
+            "put them back interleaved. Use the positions given: (n,) is shared by the batch, "
+            "(b, n) has one row per batch element (add a heads axis to broadcast).",
+            "pair = torch.arange(head_dim // 2, dtype=torch.float64, device=positions.device)\n"
+            "angles = positions.to(torch.float64)[..., None] * base ** (-2 * pair / head_dim)\n"
+            "# apply_rope: angles (n, d/2), or (b, 1, n, d/2) for (b, n) positions\n"
+            "cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)\n"
+            "x1, x2 = (x[..., 0::2], x[..., 1::2]) if interleaved else x.chunk(2, dim=-1)\n"
+            "y1, y2 = x1 * cos - x2 * sin, x1 * sin + x2 * cos\n"
+            "# interleaved: torch.stack((y1, y2), -1).flatten(-2); else torch.cat((y1, y2), -1)",
+        ),
+    ),
 )
 
 

@@ -123,6 +123,18 @@ def patch_count(height: int, width: int, patch_size: int) -> int:
     """Tokens from PatchEmbed: (H / p) * (W / p)."""
     return (height // patch_size) * (width // patch_size)
 
+
+def kv_cache_bytes(num_layers: int, batch_size: int, seq_len: int, d_model: int,
+                   bytes_per_value: int) -> int:
+    """Keys and values of every layer and position: 2 * L * b * n * d values."""
+    return 2 * num_layers * batch_size * seq_len * d_model * bytes_per_value
+
+
+def rope_angle(position: int, pair: int, head_dim: int, base: float = 10000.0) -> float:
+    """RoPE's angle for pair i at position p: p * base^(-2i / head_dim)."""
+    return position * base ** (-2 * pair / head_dim)
+
+
 MiB = 2**20
 
 QUIZZES: dict[str, tuple[Question, ...]] = {
@@ -472,6 +484,75 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             choices=("it becomes x[i] / 0.75, every element", "it stays x[i]",
                      "it becomes 0.75 · x[i]",
                      "each of its elements is zeroed or divided by 0.75 on its own draw")),
+    ),
+    "11_kv_cache": (
+        Question(
+            "How many MiB does the key/value cache of a 32-layer model with d = 4096 take for "
+            "one sequence of 4096 tokens in bfloat16 (2 bytes a value)?",
+            kv_cache_bytes(32, 1, 4096, 4096, 2) // MiB, INTEGER,
+            "Every layer keeps a key and a value of width d for every position: 2 · 32 · 4096 "
+            "· 4096 values × 2 bytes = 2,147,483,648 bytes = 2048 MiB, for a single sequence. "
+            "It grows linearly with the context and the batch; grouped-query attention (kata "
+            "13) shrinks it by sharing keys and values between heads."),
+        Question(
+            "After a prefill of s = 5 tokens, a chunk of t = 3 new tokens arrives. How many "
+            "entries of its (t, s + t) causal mask are blocked?",
+            3 * (3 - 1) // 2, INTEGER,
+            "New query i is position 5 + i and sees keys 0 … 5 + i: query 0 is blocked from "
+            "keys 6 and 7, query 1 from key 7, query 2 from none. 2 + 1 + 0 = 3 = t(t - 1)/2: "
+            "every cached key is visible to every new query."),
+        Question(
+            "Decoding one new token with 5 tokens in the cache, someone calls "
+            "`F.scaled_dot_product_attention(q, k, v, is_causal=True)` with q of length 1 and "
+            "k, v of length 6. Which keys does the new token attend to?",
+            "B", CHOICE,
+            "For a non-square score matrix PyTorch aligns the causal mask top-left: query i "
+            "sees keys 0 … i. The one new query (i = 0) sees only key 0. The right mask is "
+            "shifted by the cache length (bottom-right aligned): the new token sees all 6. "
+            "For a single new token no mask is needed at all.",
+            choices=("all 6", "only key 0", "only the last key (itself)", "none: the row is NaN")),
+        Question(
+            "Why do we cache the keys and values of past tokens, but not their queries?",
+            "C", CHOICE,
+            "A past token's query was used once, to compute that token's own output, which is "
+            "already done. Every later token needs the past keys (to score against) and values "
+            "(to average), so those are kept.",
+            choices=("queries are larger than keys", "queries change at every step",
+                     "past queries are never used again", "queries are recomputed from the values")),
+    ),
+    "12_rope": (
+        Question(
+            "With head_dim = 64 and base = 10000, what is the angle (in radians) of the last "
+            "pair, i = 31, at position 10000?",
+            rope_angle(10000, 31, 64), NUMBER,
+            "angle = p · base^(−2i/d) = 10000 · 10000^(−62/64) = 10000^(2/64) ≈ 1.334. The "
+            "slowest pair turns by barely 1.3 radians over ten thousand positions, while pair 0 "
+            "turns by one radian per position: together they tell near and far apart.",
+            rel_tolerance=0.01),
+        Question(
+            "With interleaved=False (rotate half) and head_dim = 8, feature 1 is rotated "
+            "together with which feature?",
+            1 + 8 // 2, INTEGER,
+            "Pair i is (x[i], x[i + d/2]): feature 1 pairs with feature 5. With "
+            "interleaved=True it would pair with feature 0 (pairs (2i, 2i + 1))."),
+        Question(
+            "A query at position 7 and a key at position 3 give score s. Both move 100 "
+            "positions on, to 107 and 103. The new score is…",
+            "A", CHOICE,
+            "R(mθ)q · R(nθ)k = q · R((n − m)θ)k: only n − m = −4 matters, so the score is "
+            "unchanged. Absolute sinusoidal encodings (kata 05) added to the input do not have "
+            "this property exactly.",
+            choices=("exactly s", "s rotated by 100 θ", "s times cos(100 θ)",
+                     "unrelated to s")),
+        Question(
+            "How large is one float32 step (the gap to the next float32 number) at an angle of "
+            "10⁶ radians?",
+            2.0 ** (19 - 23), NUMBER,
+            "10⁶ lies between 2¹⁹ and 2²⁰, where float32's 24-bit significand leaves steps of "
+            "2^(19−23) = 0.0625 rad. Rounding the exact angle costs at most half a step; "
+            "computing it in float32 costs a step or more, which is why the angles are computed "
+            "in float64 and rounded once.",
+            rel_tolerance=0.01),
     ),
 }
 
