@@ -118,11 +118,18 @@ def _notebook_wording(text: str) -> str:
     return "\n".join(out + (block or []))
 
 
+# A README's link to its other language editions, e.g. "[简体中文](README.zh-CN.md)" on a
+# line of its own: the notebooks come in every language already, so it is left out there.
+LANGUAGE_LINKS = re.compile(r"^(\[[^\]]+\]\(README(\.[A-Za-z-]+)?\.md\)\s*(·\s*)?)+$")
+
+
 def readme_markdown(kata: Kata) -> str:
-    """The README without its own title (the title cell has it), worded for the notebook."""
+    """The README without its own title (the title cell has it) and its language links,
+    worded for the notebook."""
     lines = kata.readme_path.read_text().strip().splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
+    lines = [line for line in lines if not LANGUAGE_LINKS.match(line.strip())]
     return "## The problem\n\n" + _notebook_wording("\n".join(lines).strip())
 
 
