@@ -1,0 +1,165 @@
+"""Languages: which one the learner reads, and the one lookup for every text they read.
+
+English is the source language: texts are written in English where they belong — literal
+messages in the code wrapped in ``_()``, and the data the code already holds (the
+catalogue's explanations and hints, the registry's titles and hint ladders, the quizzes,
+the lessons' prose). Every other language is a set of gettext catalogs,
+``graders/locales/<ll_CC>/LC_MESSAGES/*.po``: msgid the English text, msgstr its
+translation, read with Babel. Why gettext rather than our own data files: a ``.po`` file
+is the format translators' tools (Poedit, Weblate) and Babel already speak; an English
+text that changes shows up as a missing translation instead of silently drifting; and a
+third language is one more folder of ``.po`` files, no code. Kata READMEs are whole
+documents and are translated as files (``README.zh-CN.md`` beside ``README.md``).
+
+Which language: ``KATA_LANG`` (``en``, ``zh-CN``; ``kata --lang`` sets it); otherwise the
+first of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that names a language we have (a ``zh``
+locale selects ``zh-CN``); otherwise English. The same setting applies to ``pytest
+katas/NN``, ``kata`` and the notebooks (whose zh-CN editions choose Chinese themselves).
+
+``python -m graders.frontends.texts update`` rewrites the catalogs from the current English
+texts (keeping every translation whose English is unchanged); ``tests/test_i18n.py``
+fails while any English text lacks its translation, or a translation keeps a text that is
+gone or differs from its English in placeholders, inline code or numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+
+ENGLISH = "en"
+LANGUAGE_ENV = "KATA_LANG"
+LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
+LOCALE_ENVS = ("LC_ALL", "LC_MESSAGES", "LANG")
+
+
+def tag_of(directory: str) -> str:
+    """``zh_CN`` (gettext's folder name) -> ``zh-CN`` (the tag learners type)."""
+    return directory.replace("_", "-")
+
+
+def languages() -> tuple[str, ...]:
+    """English, then every language with catalogs, e.g. ``("en", "zh-CN")``."""
+    found = sorted(tag_of(p.name) for p in LOCALES_DIR.iterdir()
+                   if (p / "LC_MESSAGES").is_dir()) if LOCALES_DIR.is_dir() else []
+    return (ENGLISH, *found)
+
+
+def resolve(name: str | None) -> str | None:
+    """The language we have for a tag or locale name (``zh-CN``, ``zh_CN.UTF-8``, ``zh``,
+    ``en_US``), or None. A bare language picks the first of its regions we have."""
+    if not name:
+        return None
+    base = name.split(".")[0].split("@")[0].replace("_", "-").strip()
+    if not base or base in ("C", "POSIX"):
+        return None
+    have = languages()
+    for tag in have:
+        if tag.lower() == base.lower():
+            return tag
+    language = base.split("-")[0].lower()
+    return next((tag for tag in have if tag.split("-")[0].lower() == language), None)
+
+
+def current() -> str:
+    """The language the learner reads now (see the module docstring)."""
+    chosen = os.environ.get(LANGUAGE_ENV)
+    if chosen:
+        return resolve(chosen) or ENGLISH
+    for env in LOCALE_ENVS:
+        value = os.environ.get(env)
+        if value:  # the first locale variable that is set decides, as in gettext
+            return resolve(value) or ENGLISH
+    return ENGLISH
+
+
+def use(language: str) -> str:
+    """Choose the language for this process (and the grading it starts); returns its tag.
+    Raises ValueError naming the languages there are."""
+    tag = resolve(language)
+    if tag is None:
+        raise ValueError(f"no language {language!r}; available: {', '.join(languages())}")
+    os.environ[LANGUAGE_ENV] = tag
+    return tag
+
+
+def catalog_dir(language: str) -> Path:
+    return LOCALES_DIR / language.replace("-", "_") / "LC_MESSAGES"
+
+
+@functools.lru_cache(maxsize=None)
+def translations(language: str) -> dict[str, str]:
+    """msgid -> msgstr over every catalog of ``language`` (translated, non-fuzzy entries)."""
+    if language == ENGLISH:
+        return {}
+    from babel.messages.pofile import read_po  # only when a translation is wanted
+
+    table: dict[str, str] = {}
+    for path in sorted(catalog_dir(language).glob("*.po")):
+        with path.open("rb") as handle:
+            catalog = read_po(handle)
+        for message in catalog:
+            if message.id and message.string and not message.fuzzy:
+                table[message.id] = message.string
+    return table
+
+
+def translate(text: str, language: str | None = None) -> str:
+    """``text`` (English) in ``language`` (default: the current one); English when no
+    translation exists."""
+    if not text:
+        return text
+    language = language or current()
+    if language == ENGLISH:
+        return text
+    return translations(language).get(text, text)
+
+
+def _(text: str, /, **fields: object) -> str:
+    """The learner-facing text in the current language, its ``{placeholders}`` filled.
+
+    Write the English with named placeholders — ``_("{passed} of {total} passed",
+    passed=p, total=t)`` — never an f-string, so that the message is one catalog entry.
+    """
+    translated = translate(text)
+    return translated.format(**fields) if fields else translated
+
+
+# --------------------------------------------------------------------------- display width
+
+_CJK_OR_SPACE = re.compile(r"(\s+|[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f])")
+
+
+def display_width(text: str) -> int:
+    """Terminal columns ``text`` takes: a Chinese character takes two."""
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Wrap prose to ``width`` terminal columns. Breaks at spaces, and between any two
+    Chinese characters (Chinese has no spaces); never inside a Latin word or `code`."""
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        line = ""
+        for piece in (p for p in _CJK_OR_SPACE.split(paragraph) if p):
+            if piece.isspace():
+                if line:
+                    line += " "
+                continue
+            candidate = line + piece
+            if line and display_width(candidate.rstrip()) > width:
+                lines.append(line.rstrip())
+                line = piece
+            else:
+                line = candidate
+        lines.append(line.rstrip())
+    return lines
+
+
+def fill(text: str, width: int, indent: str = "") -> str:
+    """:func:`wrap`, joined, each line after ``indent``."""
+    return "\n".join(indent + line for line in wrap(text, width - display_width(indent)))

@@ -1,0 +1,307 @@
+"""Every English text a learner reads, grouped into the catalogs translators work on.
+
+    python -m graders.frontends.texts update     # rewrite graders/locales/*/LC_MESSAGES/*.po
+    python -m graders.frontends.texts status     # untranslated entries per language and catalog
+    python -m graders.frontends.texts check      # translations that change code, numbers, ...
+    python -m graders.frontends.texts export --lang zh-CN --catalog kata_03_mha > todo.json
+    python -m graders.frontends.texts import --lang zh-CN todo.json   # after translating it
+
+The catalogs (see :mod:`graders.core.i18n` for the lookup):
+
+- ``messages``: the literal messages of the code, wherever it wraps them in ``_()``
+  (verdict framing, the scoreboard, the ``kata`` command, the notebooks' cells), found by
+  Babel's extractor;
+- ``mistakes``: the catalogue's explanation and hint of every slug;
+- ``kata_NN_name``: one kata's title, hint ladder, quiz (questions, choices, reasoning) and
+  lesson prose (each markdown cell of ``notebooks/lessons/NN_name.py``).
+
+``update`` keeps every translation whose English text is unchanged, adds the new English
+texts untranslated, and drops the texts that are gone, so a catalog always lists exactly
+what the repository shows. The self-tests (tests/test_i18n.py) then insist on a complete,
+faithful translation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from graders.core import i18n
+from graders.core.catalogue import MISTAKES
+from graders.core.registry import KATAS, NOTEBOOKS_DIR, REPO_ROOT, Kata
+from graders.frontends import quiz
+
+# Where ``_()`` messages live: the grading code and the notebook build.
+SOURCE_FILES = ("graders/**/*.py", "notebooks/build.py")
+MESSAGES, MISTAKES_CATALOG = "messages", "mistakes"
+
+
+@dataclass(frozen=True)
+class Text:
+    english: str
+    where: str  # for the translator: where the learner meets it
+
+
+def kata_catalog(kata: Kata) -> str:
+    return f"kata_{kata.name}"
+
+
+def source_messages() -> list[Text]:
+    """``_("...")`` literals in the code, in file order."""
+    from babel.messages.extract import extract_from_file
+
+    texts: list[Text] = []
+    for pattern in SOURCE_FILES:
+        for path in sorted(REPO_ROOT.glob(pattern)):
+            if "skeletons" in path.parts:
+                continue
+            for line, message, _comments, _context in extract_from_file(
+                    "python", str(path), keywords={"_": None}):
+                if isinstance(message, str):
+                    texts.append(Text(message, f"{path.relative_to(REPO_ROOT).as_posix()}:{line}"))
+    return texts
+
+
+def mistake_texts() -> list[Text]:
+    return [Text(text, f"[{slug}] {part}")
+            for slug, mistake in MISTAKES.items()
+            for part, text in (("explanation", mistake.explanation), ("hint", mistake.hint))]
+
+
+def lesson_prose(kata: Kata) -> list[str]:
+    """The lesson's markdown cells, as the notebook build reads them."""
+    import jupytext  # contributors' dependency: only catalogs and builds read lessons
+
+    path = NOTEBOOKS_DIR / "lessons" / f"{kata.name}.py"
+    if not path.exists():
+        return []
+    lesson = jupytext.reads(path.read_text(), fmt="py:percent")
+    return [cell.source.strip() for cell in lesson.cells
+            if cell.cell_type == "markdown" and cell.source.strip()]
+
+
+def kata_texts(kata: Kata) -> list[Text]:
+    texts = [Text(kata.title, f"kata {kata.id}: title")]
+    texts += [Text(hint, f"kata {kata.id}: hint {level}")
+              for level, hint in zip(("1 (nudge)", "2 (the key idea)", "3 (near-code: translate "
+                                      "comments and prose only)"), kata.hints)]
+    for number, question in enumerate(quiz.questions(kata.id), start=1):
+        texts.append(Text(question.prompt, f"kata {kata.id}: quiz question {number}"))
+        texts += [Text(choice, f"kata {kata.id}: quiz question {number}, choice {letter}")
+                  for letter, choice in zip(quiz.letters(len(question.choices)), question.choices)]
+        texts.append(Text(question.reasoning, f"kata {kata.id}: quiz question {number}, reasoning"))
+    texts += [Text(cell, f"kata {kata.id}: lesson, markdown cell {index}")
+              for index, cell in enumerate(lesson_prose(kata), start=1)]
+    return texts
+
+
+def catalogs() -> dict[str, list[Text]]:
+    """Catalog name -> its English texts, each once, in the order a learner meets them."""
+    found = {MESSAGES: source_messages(), MISTAKES_CATALOG: mistake_texts()}
+    found |= {kata_catalog(kata): kata_texts(kata) for kata in KATAS}
+    seen: set[str] = set()
+    unique: dict[str, list[Text]] = {}
+    for name, texts in found.items():  # a text shared by two catalogs is translated once
+        unique[name] = []
+        for text in texts:
+            if text.english and text.english not in seen:
+                seen.add(text.english)
+                unique[name].append(text)
+    return unique
+
+
+def catalog_path(language: str, name: str) -> Path:
+    return i18n.catalog_dir(language) / f"{name}.po"
+
+
+def read(path: Path):
+    from babel.messages.pofile import read_po
+
+    with path.open("rb") as handle:
+        return read_po(handle)
+
+
+def update(language: str) -> list[Path]:
+    """Rewrite ``language``'s catalogs from the current English texts; returns those changed."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    changed = []
+    wanted = catalogs()
+    folder = i18n.catalog_dir(language)
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in sorted(folder.glob("*.po")):
+        if stale.stem not in wanted:
+            stale.unlink()
+            changed.append(stale)
+    for name, texts in wanted.items():
+        path = catalog_path(language, name)
+        old = {m.id: m for m in read(path) if m.id} if path.exists() else {}
+        catalog = Catalog(locale=language.replace("-", "_"), project="attention-katas",
+                          domain=name, fuzzy=False)
+        for text in texts:
+            previous = old.get(text.english)
+            catalog.add(text.english, previous.string if previous else "",
+                        auto_comments=[text.where],
+                        flags=previous.flags if previous else ())
+        before = path.read_bytes() if path.exists() else b""
+        with path.open("wb") as handle:
+            write_po(handle, catalog, width=0, omit_header=True, sort_output=False)
+        if path.read_bytes() != before:
+            changed.append(path)
+    return changed
+
+
+def untranslated(language: str) -> dict[str, list[str]]:
+    """Catalog name -> English texts that have no (non-fuzzy) translation in ``language``."""
+    missing: dict[str, list[str]] = {}
+    for name, texts in catalogs().items():
+        path = catalog_path(language, name)
+        have = {m.id: m for m in read(path) if m.id} if path.exists() else {}
+        gaps = [t.english for t in texts
+                if t.english not in have or not have[t.english].string or have[t.english].fuzzy]
+        if gaps:
+            missing[name] = gaps
+    return missing
+
+
+# ----------------------------------------------------------------------- faithfulness checks
+
+_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+_MATH = re.compile(r"\$[^$\n]+\$")
+_PLACEHOLDER = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(?:[.:!][^{}]*)?\}(?!\})")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_NUMBER = re.compile(r"\d+")
+_SLUG = re.compile(r"\[[a-z0-9]+(?:-[a-z0-9]+)+\]")
+
+
+def _code_lines(text: str) -> list[str]:
+    """A near-code hint's code, comments dropped (only comments and prose are translated)."""
+    lines = (line.split("#", 1)[0].rstrip() for line in text.splitlines())
+    return [line for line in lines if line.strip()]
+
+
+def fingerprint(text: str, near_code: bool = False) -> dict[str, object]:
+    """What a translation must keep exactly: code blocks, inline code, math, placeholders,
+    slugs and every number written with digits."""
+    blocks = _FENCE.findall(text)
+    prose = _FENCE.sub("", text)
+    spans = _INLINE_CODE.findall(prose) + _MATH.findall(prose)
+    prose = _MATH.sub("", _INLINE_CODE.sub("", prose))
+    prose = _LINK_TARGET.sub("]", prose)
+    parts: dict[str, object] = {
+        "code blocks": blocks,
+        "inline code and math": collections.Counter(spans),
+        "placeholders": collections.Counter(_PLACEHOLDER.findall(text)),
+        "slugs": collections.Counter(_SLUG.findall(prose)),
+        "numbers": collections.Counter(_NUMBER.findall(prose)),
+    }
+    if near_code:
+        parts = {"code": _code_lines(text),
+                 "placeholders": parts["placeholders"]}
+    return parts
+
+
+def differences(english: str, translated: str, near_code: bool = False) -> list[str]:
+    """How ``translated`` departs from ``english`` in what must stay the same."""
+    want, got = fingerprint(english, near_code), fingerprint(translated, near_code)
+    found = []
+    for part in want:
+        if want[part] != got[part]:
+            if isinstance(want[part], collections.Counter):
+                lost, added = want[part] - got[part], got[part] - want[part]
+                found.append(f"{part}: missing {sorted(lost)} / extra {sorted(added)}")
+            else:
+                found.append(f"{part} differ")
+    return found
+
+
+def problems(language: str) -> list[str]:
+    """Every translation in ``language``'s catalogs that changes what must stay the same."""
+    found = []
+    for name, texts in catalogs().items():
+        path = catalog_path(language, name)
+        if not path.exists():
+            continue
+        translated = {m.id: m.string for m in read(path) if m.id and m.string}
+        for text in texts:
+            if text.english in translated:
+                near_code = "near-code" in text.where
+                for problem in differences(text.english, translated[text.english], near_code):
+                    found.append(f"{name} ({text.where}): {problem}")
+    return found
+
+
+def export(language: str, name: str) -> list[dict[str, str]]:
+    """A catalog's entries as JSON-friendly records: where, en, and the translation so far."""
+    path = catalog_path(language, name)
+    have = {m.id: m.string for m in read(path) if m.id} if path.exists() else {}
+    return [{"where": t.where, "en": t.english, language: have.get(t.english, "")}
+            for t in catalogs()[name]]
+
+
+def import_(language: str, records: list[dict[str, str]]) -> int:
+    """Write translations from :func:`export`-shaped records into the catalogs; returns how
+    many texts were set. Records whose English is no longer in a catalog are ignored."""
+    from babel.messages.pofile import write_po
+
+    by_english = {r["en"]: r.get(language, "") for r in records if r.get(language)}
+    count = 0
+    for name in catalogs():
+        path = catalog_path(language, name)
+        if not path.exists():
+            continue
+        catalog = read(path)
+        changed = False
+        for message in catalog:
+            if message.id in by_english and message.string != by_english[message.id]:
+                message.string = by_english[message.id]
+                message.flags.discard("fuzzy")
+                changed = True
+                count += 1
+        if changed:
+            with path.open("wb") as handle:
+                write_po(handle, catalog, width=0, omit_header=True, sort_output=False)
+    return count
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("update", "status", "check", "export", "import"))
+    parser.add_argument("file", nargs="?", help="import: the JSON file to read")
+    parser.add_argument("--lang", action="append", help="only this language (default: all)")
+    parser.add_argument("--catalog", help="export: the catalog, e.g. kata_03_mha or mistakes")
+    args = parser.parse_args(argv)
+    languages = args.lang or [tag for tag in i18n.languages() if tag != i18n.ENGLISH]
+    if args.command == "export":
+        json.dump(export(languages[0], args.catalog), sys.stdout, ensure_ascii=False, indent=1)
+        print()
+        return 0
+    if args.command == "import":
+        records = json.loads(Path(args.file).read_text())
+        print(f"set {import_(languages[0], records)} translation(s)")
+        return 0
+    if args.command == "check":
+        found = [p for language in languages for p in problems(language)]
+        print("\n".join(found) or "no problems")
+        return 1 if found else 0
+    for language in languages:
+        if args.command == "update":
+            for path in update(language):
+                print(f"updated {path.relative_to(REPO_ROOT).as_posix()}")
+        gaps = untranslated(language)
+        total = sum(len(texts) for texts in catalogs().values())
+        left = sum(len(g) for g in gaps.values())
+        print(f"{language}: {total - left}/{total} texts translated"
+              + "".join(f"\n  {name}: {len(g)} to translate" for name, g in gaps.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
