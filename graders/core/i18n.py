@@ -24,10 +24,12 @@ gone or differs from its English in placeholders, inline code or numbers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 from pathlib import Path
+from typing import Iterator
 
 ENGLISH = "en"
 LANGUAGE_ENV = "KATA_LANG"
@@ -85,6 +87,26 @@ def use(language: str) -> str:
     return tag
 
 
+@contextlib.contextmanager
+def speaking(language: str) -> Iterator[str]:
+    """Within the block, :func:`_` answers in ``language`` (e.g. to build a zh-CN notebook
+    from an English session); the choice before it is restored after."""
+    before = os.environ.get(LANGUAGE_ENV)
+    tag = use(language)
+    try:
+        yield tag
+    finally:
+        if before is None:
+            os.environ.pop(LANGUAGE_ENV, None)
+        else:
+            os.environ[LANGUAGE_ENV] = before
+
+
+def readme_name(language: str) -> str:
+    """``README.md`` in English, ``README.zh-CN.md`` in Chinese: a kata's problem statement."""
+    return "README.md" if language == ENGLISH else f"README.{language}.md"
+
+
 def catalog_dir(language: str) -> Path:
     return LOCALES_DIR / language.replace("-", "_") / "LC_MESSAGES"
 
@@ -125,6 +147,12 @@ def _(text: str, /, **fields: object) -> str:
     """
     translated = translate(text)
     return translated.format(**fields) if fields else translated
+
+
+def N_(text: str, /) -> str:
+    """Marks an English text for the catalogs where it is defined (a constant), without
+    translating it there: translate it where it is shown, with ``_(CONSTANT)``."""
+    return text
 
 
 # --------------------------------------------------------------------------- display width

@@ -10,6 +10,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.core.i18n import N_
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KATAS_DIR = REPO_ROOT / "katas"
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
@@ -17,6 +19,9 @@ NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 # Untouched copies of the skeletons, shipped with the package: `kata reset` restores from
 # here and `kata list` compares against them, so neither needs git (or a pristine checkout).
 SKELETONS_DIR = REPO_ROOT / "graders" / "skeletons"
+
+# How hard a kata is, in the words `kata list` and the notebooks show (translated there).
+DIFFICULTIES = (N_("easy"), N_("medium"), N_("hard"))
 
 # A kata's hints form a ladder, revealed one rung per `kata hint`.
 HINT_LEVELS = ("nudge", "the key idea", "near-code")
@@ -46,7 +51,7 @@ class Kata:
     file: str  # "attention.py": the file the learner edits
     title: str
     track: str  # a key of TRACKS
-    difficulty: str  # "easy" | "medium" | "hard"
+    difficulty: str  # one of DIFFICULTIES
     target_minutes: int  # a fair time for the kata in a mock interview (`kata mock`)
     prerequisites: tuple[str, ...]
     mistakes: tuple[str, ...]  # the catalogued slugs this kata's grader recognises (at least)

@@ -8,7 +8,8 @@
 
 The catalogs (see :mod:`graders.core.i18n` for the lookup):
 
-- ``messages``: the literal messages of the code, wherever it wraps them in ``_()``
+- ``messages``: the literal messages of the code, wherever it wraps them in ``_()`` (or
+  marks a constant with ``N_()``)
   (verdict framing, the scoreboard, the ``kata`` command, the notebooks' cells), found by
   Babel's extractor;
 - ``mistakes``: the catalogue's explanation and hint of every slug;
@@ -61,7 +62,7 @@ def source_messages() -> list[Text]:
             if "skeletons" in path.parts:
                 continue
             for line, message, _comments, _context in extract_from_file(
-                    "python", str(path), keywords={"_": None}):
+                    "python", str(path), keywords={"_": None, "N_": None}):
                 if isinstance(message, str):
                     texts.append(Text(message, f"{path.relative_to(REPO_ROOT).as_posix()}:{line}"))
     return texts
