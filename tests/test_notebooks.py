@@ -26,6 +26,7 @@ from graders.frontends import quiz as quiz_module
 from graders.frontends.notebook import check
 from graders.frontends.quiz import CHOICE, CORRECT, INTEGER, NUMBER, UNANSWERED, WRONG, Question, quiz
 from graders.core import registry
+from graders.core import i18n
 from graders.core.registry import KATAS, NOTEBOOKS_DIR, Kata
 
 
@@ -38,6 +39,10 @@ def _load_build_script():
 
 build = _load_build_script()
 by_name = pytest.mark.parametrize("kata", KATAS, ids=lambda k: k.name)
+# Every notebook: each kata in each language (notebooks/NN_name.ipynb, notebooks/zh-CN/...).
+by_notebook = pytest.mark.parametrize(
+    "kata, language", [(k, lang) for k in KATAS for lang in i18n.languages()],
+    ids=lambda v: v.name if isinstance(v, Kata) else v)
 
 
 def tagged_cell(notebook, tag: str):
@@ -48,12 +53,13 @@ def tagged_cell(notebook, tag: str):
 
 # --- built, not hand-edited ---
 
-@by_name
-def test_committed_notebook_is_what_the_build_script_builds(kata):
+@by_notebook
+def test_committed_notebook_is_what_the_build_script_builds(kata, language):
     assert build.lesson_path(kata).exists(), f"{kata.name} has no lesson in notebooks/lessons/"
-    assert kata.notebook_path.exists(), "run: python notebooks/build.py"
-    assert kata.notebook_path.read_text() == build.render(kata), (
-        f"{kata.notebook_path.name} differs from its build: run python notebooks/build.py")
+    path = build.notebook_path(kata, language)
+    assert path.exists(), "run: python notebooks/build.py"
+    assert path.read_text() == build.render(kata, language), (
+        f"{path.relative_to(NOTEBOOKS_DIR)} differs from its build: run python notebooks/build.py")
 
 
 def test_build_check_lists_a_stale_notebook_and_writes_nothing(monkeypatch, capsys):
@@ -66,9 +72,9 @@ def test_build_check_lists_a_stale_notebook_and_writes_nothing(monkeypatch, caps
     assert kata.notebook_path.read_text() == committed
 
 
-@by_name
-def test_notebook_ships_clean_with_the_skeleton_and_no_solution(kata):
-    notebook = nbformat.read(kata.notebook_path, as_version=4)
+@by_notebook
+def test_notebook_ships_clean_with_the_skeleton_and_no_solution(kata, language):
+    notebook = nbformat.read(build.notebook_path(kata, language), as_version=4)
     nbformat.validate(notebook)
     for cell in notebook.cells:
         if cell.cell_type == "code":
@@ -84,16 +90,19 @@ def test_notebook_ships_clean_with_the_skeleton_and_no_solution(kata):
             assert line not in code, f"solution code in the notebook: {line}"
 
 
-@by_name
-def test_problem_statement_speaks_of_the_notebook(kata):
+@by_notebook
+def test_problem_statement_speaks_of_the_notebook(kata, language):
     """Inside a notebook the README's "Edit `mha.py` in this folder" and its block of pytest
     commands would contradict the notebook's own introduction: the build rewords them."""
-    notebook = nbformat.read(kata.notebook_path, as_version=4)
+    notebook = nbformat.read(build.notebook_path(kata, language), as_version=4)
     problem = notebook.cells[1].source
-    assert problem.startswith("## The problem")
-    for folder_words in ("pytest", "in this folder", "Edit `"):
+    with i18n.speaking(language):
+        heading, edit = i18n._("## The problem"), i18n._(build.EDIT_SENTENCE, file=kata.file)
+        notebook_edit, notebook_grading = i18n._(build.NOTEBOOK_EDIT), i18n._(build.NOTEBOOK_GRADING)
+    assert problem.startswith(heading)
+    for folder_words in ("pytest", "in this folder", "Edit `", edit):
         assert folder_words not in problem, f"the problem cell still says {folder_words!r}"
-    assert build.NOTEBOOK_EDIT in problem and build.NOTEBOOK_GRADING in problem
+    assert notebook_edit in problem and notebook_grading in problem
     assert "pytest katas/" in kata.readme_path.read_text(), "the README itself keeps them"
 
 
@@ -313,12 +322,18 @@ def test_check_prints_a_plain_table_and_never_raises_on_wrong_code(capsys):
 
 # --- in a real kernel ---
 
-def execute(notebook) -> str:
-    """Run every cell in a fresh kernel started in notebooks/; return the text it printed.
+# The last cell the self-tests add: what check() and quiz() found, as data (any language).
+RESULT_CELL = 'print("KATA-RESULT", result.status, "|", quiz_result.all_correct)'
+
+
+def execute(notebook, folder=NOTEBOOKS_DIR) -> str:
+    """Run every cell in a fresh kernel started in ``folder`` (where the notebook lies);
+    return the text it printed.
 
     Fails on the first cell error, with its traceback."""
+    notebook.cells.append(nbformat.v4.new_code_cell(RESULT_CELL))
     NotebookClient(notebook, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(NOTEBOOKS_DIR)}}).execute()
+                   resources={"metadata": {"path": str(folder)}}).execute()
     texts = []
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
@@ -327,21 +342,26 @@ def execute(notebook) -> str:
     return "\n".join(texts)
 
 
-@by_name
-def test_shipped_notebook_runs_and_says_not_implemented(kata):
-    notebook = nbformat.read(kata.notebook_path, as_version=4)
-    output = execute(notebook)
-    assert "not implemented yet" in output
-    assert "all checks pass" not in output
+@by_notebook
+def test_shipped_notebook_runs_and_says_not_implemented(kata, language):
+    path = build.notebook_path(kata, language)
+    output = execute(nbformat.read(path, as_version=4), path.parent)
+    assert "KATA-RESULT not started | False" in output, output
+    if language == i18n.ENGLISH:
+        assert "not implemented yet" in output
+        assert "all checks pass" not in output
 
 
-@by_name
-def test_notebook_with_the_reference_and_the_right_answers_passes(kata: Kata):
-    notebook = nbformat.read(kata.notebook_path, as_version=4)
+@by_notebook
+def test_notebook_with_the_reference_and_the_right_answers_passes(kata: Kata, language):
+    path = build.notebook_path(kata, language)
+    notebook = nbformat.read(path, as_version=4)
     tagged_cell(notebook, build.SKELETON_TAG).source = kata.solution_path.read_text()
     answers = tagged_cell(notebook, build.QUIZ_ANSWERS_TAG)
     answers.source = build.quiz_answers_source(kata, quiz_module.answer_key(kata.id))
-    output = execute(notebook)
-    assert "all checks pass" in output, output
-    count = len(quiz_module.questions(kata.id))
-    assert f"{count}/{count} correct: well done" in output, output
+    output = execute(notebook, path.parent)
+    assert "KATA-RESULT all passed | True" in output, output
+    if language == i18n.ENGLISH:
+        assert "all checks pass" in output, output
+        count = len(quiz_module.questions(kata.id))
+        assert f"{count}/{count} correct: well done" in output, output

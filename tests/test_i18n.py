@@ -1,0 +1,221 @@
+"""Every text a learner reads exists in every language, equally correct.
+
+- Choosing: KATA_LANG first, then the locale (LC_ALL, LC_MESSAGES, LANG), else English.
+- Catalogs (graders/locales/<ll_CC>/LC_MESSAGES/*.po) hold exactly the English texts the
+  repository shows today (graders.frontends.texts gathers them), every one translated,
+  none left over, none marked fuzzy; a kata added later brings its own catalog, which
+  fails here until it is translated.
+- Faithful: a translation keeps the code, inline code, math, placeholders, slugs and every
+  number of its English, and renders the glossary's terms as the glossary says.
+- READMEs: every kata's README.md has its README.<lang>.md twin, linked both ways, with the
+  same code, shapes and numbers.
+- Display width: prose wraps by terminal columns (a Chinese character takes two).
+- A third language is data: a folder of .po files, no code.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from graders.core import i18n
+from graders.core.registry import KATAS, REPO_ROOT, Kata
+from graders.frontends import texts
+
+TRANSLATED = [tag for tag in i18n.languages() if tag != i18n.ENGLISH]
+by_language = pytest.mark.parametrize("language", TRANSLATED)
+
+
+def test_there_is_a_chinese_edition():
+    assert "zh-CN" in TRANSLATED
+
+
+# --- choosing the language ---
+
+@pytest.mark.parametrize("environment, expected", [
+    ({"KATA_LANG": "zh-CN"}, "zh-CN"),
+    ({"KATA_LANG": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh-CN"),
+    ({"KATA_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),
+    ({"LANG": "zh_CN.UTF-8"}, "zh-CN"),
+    ({"LC_ALL": "zh_TW.UTF-8", "LANG": "en_US.UTF-8"}, "zh-CN"),  # a zh locale selects zh-CN
+    ({"LC_ALL": "en_GB.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),  # the first one set decides
+    ({"LC_MESSAGES": "zh_CN", "LANG": "C"}, "zh-CN"),
+    ({"LANG": "C.UTF-8"}, "en"),
+    ({"LANG": "fr_FR.UTF-8"}, "en"),
+    ({}, "en"),
+])
+def test_language_from_kata_lang_then_the_locale(monkeypatch, environment, expected):
+    for name in ("KATA_LANG", *i18n.LOCALE_ENVS):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert i18n.current() == expected
+
+
+def test_an_unknown_language_is_refused_by_name(monkeypatch):
+    monkeypatch.delenv("KATA_LANG", raising=False)
+    with pytest.raises(ValueError, match="available: en, zh-CN"):
+        i18n.use("klingon")
+
+
+def test_lookup_falls_back_to_english_and_fills_placeholders(monkeypatch):
+    monkeypatch.setenv("KATA_LANG", "zh-CN")
+    assert i18n._("no such text {n}", n=3) == "no such text 3"
+    assert i18n.translate("") == ""
+
+
+# --- the catalogs: complete, current, faithful ---
+
+@by_language
+def test_every_english_text_has_its_translation(language):
+    gaps = texts.untranslated(language)
+    shown = {name: found[:3] for name, found in gaps.items()}
+    assert not gaps, (f"untranslated {language} texts (run `python -m graders.frontends.texts "
+                      f"update` and translate them): {shown}")
+
+
+@by_language
+def test_catalogs_hold_exactly_the_current_texts(language):
+    wanted = texts.catalogs()
+    folder = i18n.catalog_dir(language)
+    assert {p.stem for p in folder.glob("*.po")} == set(wanted), \
+        "catalogs differ from the texts: run python -m graders.frontends.texts update"
+    for name, found in wanted.items():
+        have = [m.id for m in texts.read(texts.catalog_path(language, name)) if m.id]
+        left_over = set(have) - {t.english for t in found}
+        assert not left_over, f"{name}.po keeps texts that are gone: {sorted(left_over)[:3]}"
+
+
+@by_language
+def test_no_translation_is_fuzzy(language):
+    for path in sorted(i18n.catalog_dir(language).glob("*.po")):
+        fuzzy = [m.id for m in texts.read(path) if m.id and m.fuzzy]
+        assert not fuzzy, f"{path.name}: fuzzy entries (check them, then drop the flag): {fuzzy[:3]}"
+
+
+@by_language
+def test_translations_keep_code_numbers_and_placeholders(language):
+    problems = texts.problems(language)
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_the_checks_see_a_changed_number_or_code_span():
+    english = "Divide by `math.sqrt(d_k)`: 8 heads of {width} columns [missing-scale]."
+    assert texts.differences(english, "除以 `math.sqrt(d_k)`：8 个头，每个 {width} 列 [missing-scale]。") == []
+    assert texts.differences(english, "除以 `sqrt(d_k)`：8 个头，每个 {width} 列 [missing-scale]。")
+    assert texts.differences(english, "除以 `math.sqrt(d_k)`：八个头，每个 {width} 列 [missing-scale]。")
+    assert texts.differences(english, "除以 `math.sqrt(d_k)`：8 个头，每个 {w} 列 [missing-scale]。")
+    code = "w = x @ y  # the scores\nreturn w"
+    assert texts.differences(code, "w = x @ y  # 注意力分数\nreturn w", near_code=True) == []
+    assert texts.differences(code, "w = x @ y.T  # 注意力分数\nreturn w", near_code=True)
+
+
+# The glossary's renderings that every translation must use (graders/locales/zh_CN/GLOSSARY.md).
+GLOSSARY_ZH = {
+    "scaled dot-product attention": "缩放点积注意力",
+    "multi-head attention": "多头注意力",
+    "causal mask": "因果掩码",
+    "padding mask": "填充掩码",
+    "positional encoding": "位置编码",
+    "residual connection": "残差连接",
+    "cross-attention": "交叉注意力",
+    "grouped-query attention": "分组查询注意力",
+    "feed-forward": "前馈",
+}
+
+
+def test_chinese_uses_the_glossary():
+    glossary = (i18n.LOCALES_DIR / "zh_CN" / "GLOSSARY.md").read_text()
+    for english, chinese in GLOSSARY_ZH.items():
+        assert chinese in glossary, english
+    off = []
+    for name in texts.catalogs():
+        for message in texts.read(texts.catalog_path("zh-CN", name)):
+            if not (message.id and message.string):
+                continue
+            prose = re.sub(r"`[^`]*`", "", message.id).lower()
+            off += [f"{name}: {english!r} not rendered {chinese!r} in {message.string[:60]!r}"
+                    for english, chinese in GLOSSARY_ZH.items()
+                    if english in prose and chinese not in message.string]
+    assert not off, "\n".join(off[:20])
+
+
+# --- READMEs ---
+
+by_readme = pytest.mark.parametrize("kata, language", [(k, lang) for k in KATAS for lang in TRANSLATED],
+                                    ids=lambda v: v.name if isinstance(v, Kata) else v)
+
+
+@by_readme
+def test_every_readme_has_its_twin_linked_both_ways(kata, language):
+    english = kata.readme_path.read_text()
+    twin_path = kata.folder / i18n.readme_name(language)
+    assert twin_path.exists(), f"{kata.name} has no {twin_path.name}"
+    twin = twin_path.read_text()
+    assert f"]({twin_path.name})" in english, f"README.md does not link to {twin_path.name}"
+    assert "](README.md)" in twin, f"{twin_path.name} does not link back to README.md"
+    assert twin.startswith(f"# Kata {kata.id} — ")
+    headings = [line.split()[0] for line in english.splitlines() if line.startswith("#")]
+    assert [line.split()[0] for line in twin.splitlines() if line.startswith("#")] == headings
+
+
+@by_readme
+def test_readme_twin_keeps_code_shapes_and_numbers(kata, language):
+    english = kata.readme_path.read_text()
+    twin = (kata.folder / i18n.readme_name(language)).read_text()
+    links = re.compile(r"^\[[^\]]+\]\(README(\.[A-Za-z-]+)?\.md\)\s*$", re.M)
+    problems = texts.differences(links.sub("", english), links.sub("", twin))
+    assert not problems, f"{kata.name} README in {language}: {problems}"
+
+
+@by_readme
+def test_readme_twin_tells_the_notebook_build_which_file_to_edit(kata, language):
+    """The notebooks replace "Edit `<file>` in this folder" in each language's README."""
+    with i18n.speaking(language):
+        sentence = i18n._(texts_edit_sentence(), file=kata.file)
+    twin = (kata.folder / i18n.readme_name(language)).read_text()
+    assert re.sub(r"\s+", "", sentence) in re.sub(r"\s+", "", twin)
+
+
+def texts_edit_sentence() -> str:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("notebooks_build", REPO_ROOT / "notebooks" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.EDIT_SENTENCE
+
+
+# --- display width ---
+
+def test_wrapping_counts_a_chinese_character_as_two_columns():
+    text = ("缩放点积注意力先用 `query @ key.transpose(-2, -1)` 计算注意力分数，再除以 "
+            "sqrt(d_k)，然后在最后一维上做 softmax，得到每个查询对所有键的注意力权重。")
+    lines = i18n.wrap(text, 30)
+    assert all(i18n.display_width(line) <= 30 for line in lines if "`" not in line), lines
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    assert any("`query" in line for line in lines) and any("-1)`" in line for line in lines)
+    assert i18n.display_width("注意力") == 6 and i18n.display_width("abc") == 3
+    english = i18n.wrap("the quick brown fox jumps over the lazy dog", 10)
+    assert english == ["the quick", "brown fox", "jumps over", "the lazy", "dog"]
+
+
+# --- a third language is data ---
+
+def test_a_third_language_is_a_folder_of_catalogs(tmp_path, monkeypatch):
+    folder = tmp_path / "fr_FR" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    (folder / "messages.po").write_text(
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+        'msgid "Single-head scaled dot-product attention"\n'
+        'msgstr "Attention à une tête"\n')
+    monkeypatch.setattr(i18n, "LOCALES_DIR", tmp_path)
+    i18n.translations.cache_clear()
+    try:
+        assert i18n.languages() == ("en", "fr-FR")
+        monkeypatch.setenv("KATA_LANG", "fr")
+        assert i18n.current() == "fr-FR"
+        assert i18n.translate(KATAS[0].title) == "Attention à une tête"
+    finally:
+        i18n.translations.cache_clear()
