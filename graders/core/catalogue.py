@@ -189,6 +189,44 @@ _ENTRIES = (
             "The batch size was left out: every sequence in the batch is computed (and "
             "stored) separately.",
             "Multiply by batch_size."),
+    # --- the whole Transformer and greedy decoding (09) ---
+    Mistake("embedding-not-scaled",
+            "The token embeddings were not multiplied by sqrt(d_model) before the positions "
+            "were added (or were scaled by something else, or after the positions).",
+            "x = embedding(tokens) * math.sqrt(d_model), then add the positional encoding."),
+    Mistake("positional-encoding-missing",
+            "The positional encoding was not added to the source or the target embeddings, "
+            "so the model cannot tell the token order.",
+            "Send both embeddings through the same positional_encoding: "
+            "positional_encoding(embedding(tokens) * math.sqrt(d_model))."),
+    Mistake("causal-mask-missing",
+            "The decoder's self-attention had no causal mask, so each target position "
+            "could see the positions after it.",
+            "tgt_mask = torch.ones(t, t, dtype=torch.bool).triu(1) (True = blocked), or "
+            "nn.Transformer.generate_square_subsequent_mask(t)."),
+    Mistake("src-padding-mask-missing",
+            "The encoder got no src_key_padding_mask, so real source tokens attended to "
+            "padding.",
+            "encoder(x, src_key_padding_mask=src == pad_idx)."),
+    Mistake("memory-padding-mask-missing",
+            "The decoder's cross-attention got no memory_key_padding_mask, so the target "
+            "attended to the source's padded positions.",
+            "decoder(..., memory_key_padding_mask=src == pad_idx): the same mask as the "
+            "encoder's."),
+    Mistake("decode-wrong-position",
+            "Greedy decoding took the argmax at a position other than the last one.",
+            "The next token is predicted by the last position: "
+            "generator(decode(ys, memory, src)[:, -1]).argmax(-1)."),
+    Mistake("decode-continues-after-eos",
+            "Greedy decoding went on after eos: a finished row's later tokens are not "
+            "pad_idx, or the loop did not stop once every row had produced eos.",
+            "Keep a finished flag per row: masked_fill(finished, model.pad_idx) on each new "
+            "token, and break as soon as finished.all()."),
+    Mistake("generator-softmax",
+            "forward returned probabilities or log-probabilities instead of the generator's "
+            "raw logits.",
+            "Return self.generator(decoded) as it is: nn.CrossEntropyLoss applies "
+            "log-softmax itself."),
     # --- shared by every kata ---
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",
