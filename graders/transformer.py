@@ -143,6 +143,7 @@ class Switches:
     causal: bool = True
     src_padding: bool = True
     memory_padding: bool = True
+    final_norm: tuple[bool, bool] = (True, True)  # encoder, decoder
     output: str = "logits"  # "logits" | "softmax" | "log_softmax"
 
 
@@ -171,35 +172,50 @@ def causal_mask(t: int, device) -> Tensor:
     return torch.ones(t, t, dtype=torch.bool, device=device).triu(1)
 
 
+def run_stack(stack: nn.Module, final_norm: bool, x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """nn.TransformerEncoder / nn.TransformerDecoder's forward, optionally without its
+    final norm (what a stack built without ``norm=`` computes)."""
+    if final_norm:
+        return stack(x, *args, **kwargs)
+    for layer in stack.layers:
+        x = layer(x, *args, **kwargs)
+    return x
+
+
 def reference_encode(twin: Twin, pe: Tensor, src: Tensor, sw: Switches = RIGHT) -> Tensor:
+    """memory (b, s, d): nn.Transformer's encoder on our embeddings."""
     src_pad, _ = pad_masks(twin, src, None)
     x = embed(twin.src_embed, src, pe, sw.scale[0], sw.positions[0])
-    return twin.transformer.encoder(x, src_key_padding_mask=src_pad if sw.src_padding else None)
+    return run_stack(twin.transformer.encoder, sw.final_norm[0], x,
+                     src_key_padding_mask=src_pad if sw.src_padding else None)
 
 
 def reference_decode(twin: Twin, pe: Tensor, tgt: Tensor, memory: Tensor, src: Tensor,
                      sw: Switches = RIGHT) -> Tensor:
+    """(b, t, d): nn.Transformer's decoder on our embeddings and the given memory."""
     src_pad, tgt_pad = pad_masks(twin, src, tgt)
     y = embed(twin.tgt_embed, tgt, pe, sw.scale[1], sw.positions[1])
-    return twin.transformer.decoder(
-        y, memory, tgt_mask=causal_mask(tgt.size(1), tgt.device) if sw.causal else None,
+    return run_stack(
+        twin.transformer.decoder, sw.final_norm[1], y, memory,
+        tgt_mask=causal_mask(tgt.size(1), tgt.device) if sw.causal else None,
         tgt_key_padding_mask=tgt_pad,
         memory_key_padding_mask=src_pad if sw.memory_padding else None)
 
 
 def reference_forward(twin: Twin, pe: Tensor, src: Tensor, tgt: Tensor,
-                      sw: Switches = RIGHT) -> Tensor:
+                      sw: Switches | None = None) -> Tensor:
     """Logits (b, t, tgt_vocab): nn.Transformer's forward between our embeddings and
-    generator; switches reproduce the catalogued mistakes."""
-    src_pad, tgt_pad = pad_masks(twin, src, tgt)
-    out = twin.transformer(
-        embed(twin.src_embed, src, pe, sw.scale[0], sw.positions[0]),
-        embed(twin.tgt_embed, tgt, pe, sw.scale[1], sw.positions[1]),
-        tgt_mask=causal_mask(tgt.size(1), tgt.device) if sw.causal else None,
-        src_key_padding_mask=src_pad if sw.src_padding else None,
-        tgt_key_padding_mask=tgt_pad,
-        memory_key_padding_mask=src_pad if sw.memory_padding else None)
-    logits = twin.generator(out)
+    generator; with switches, the same computed stack by stack with that mistake."""
+    if sw is None:
+        src_pad, tgt_pad = pad_masks(twin, src, tgt)
+        out = twin.transformer(
+            embed(twin.src_embed, src, pe, "sqrt", "seq"),
+            embed(twin.tgt_embed, tgt, pe, "sqrt", "seq"),
+            tgt_mask=causal_mask(tgt.size(1), tgt.device), src_key_padding_mask=src_pad,
+            tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
+        return twin.generator(out)
+    logits = twin.generator(
+        reference_decode(twin, pe, tgt, reference_encode(twin, pe, src, sw), src, sw))
     if sw.output == "softmax":
         return logits.softmax(-1)
     if sw.output == "log_softmax":
@@ -221,11 +237,15 @@ def embedding_mistakes(sides: tuple[int, ...]) -> list[tuple[str, dict[str, Any]
         mistakes.append(("positional-encoding-missing",
                          {"positions": on("positions", "seq", "none", which)}))
     mistakes.append(("pe-wrong-axis", {"positions": on("positions", "seq", "batch", sides)}))
+    mistakes.append(("final-norm-missing",
+                     {"final_norm": tuple(i not in sides for i in range(2))}))
     return mistakes
 
 
 def forward_mistakes() -> list[tuple[str, dict[str, Any]]]:
     return embedding_mistakes((0, 1)) + [
+        ("final-norm-missing", {"final_norm": (False, True)}),
+        ("final-norm-missing", {"final_norm": (True, False)}),
         ("causal-mask-missing", {"causal": False}),
         ("src-padding-mask-missing", {"src_padding": False}),
         ("memory-padding-mask-missing", {"memory_padding": False}),
@@ -317,7 +337,14 @@ def load_twin(impl: Implementation, model: nn.Module, twin: Twin) -> None:
         details.append("submodules: src_embed, tgt_embed (nn.Embedding), positional_encoding, "
                        "encoder / decoder laid out like nn.TransformerEncoder / "
                        "nn.TransformerDecoder (layers.N..., and a final norm), generator")
-        raise verdict("loading PyTorch's weights into Seq2SeqTransformer", on, details)
+        # Only a stack's final norm is missing: nn.Transformer always builds one.
+        norm_only = bool(missing) and not unexpected and not resized and all(
+            k.split(".", 1)[1] in ("norm.weight", "norm.bias") for k in missing)
+        if norm_only:
+            details[-1] = ("nn.Transformer gives both stacks a final LayerNorm, even Post-LN: "
+                           "build them with norm=nn.LayerNorm(d_model)")
+        raise verdict("loading PyTorch's weights into Seq2SeqTransformer", on, details,
+                      "final-norm-missing" if norm_only else None)
     state = {k: theirs[k].clone() for k in own}  # loading copies into these very tensors
     state.update(ours)
     impl.call(model.load_state_dict, state, what="Seq2SeqTransformer.load_state_dict", on=on)
@@ -454,8 +481,10 @@ def test_forward_matches_pytorch(impl):
     """Logits against nn.Transformer plus embeddings, positions and generator; two sizes,
     pad_idx 0 and not 0, source and target lengths different."""
     check_forward(impl, ModelArgs(), seed=100)
-    check_forward(impl, ModelArgs(d_model=24, nhead=3, num_encoder_layers=1,
-                                  num_decoder_layers=2, dim_feedforward=32, pad_idx=2),
+    # Equal vocabulary sizes: the two embeddings are still two tables.
+    check_forward(impl, ModelArgs(src_vocab_size=12, tgt_vocab_size=12, d_model=24, nhead=3,
+                                  num_encoder_layers=1, num_decoder_layers=2,
+                                  dim_feedforward=32, pad_idx=2),
                   b=4, s=5, t=7, seed=110)
 
 
@@ -747,7 +776,8 @@ def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, 
     ys = torch.full((src.size(0), 1), bos_idx, dtype=torch.long)
     done = torch.zeros(src.size(0), dtype=torch.bool)
     while ys.size(1) < max_len and not (stop_when_done and bool(done.all())):
-        nxt = model.generator(model.decode(ys, memory, src)[:, position]).argmax(-1)
+        out = model.decode(ys, memory, src)
+        nxt = model.generator(out[:, max(position, -out.size(1))]).argmax(-1)
         if pad_after_eos:
             nxt = nxt.masked_fill(done, model.pad_idx)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
@@ -757,7 +787,7 @@ def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, 
 
 GREEDY_MISTAKES: list[tuple[str, dict[str, Any]]] = [
     ("decode-wrong-position", {"position": 0}),
-    ("decode-wrong-position", {"position": -2}),
+    ("decode-wrong-position", {"position": -2}),  # the one before the last (when there is one)
     ("decode-continues-after-eos", {"pad_after_eos": False}),
     ("decode-continues-after-eos", {"stop_when_done": False}),
     ("decode-continues-after-eos", {"pad_after_eos": False, "stop_when_done": False}),

@@ -381,6 +381,7 @@ KATAS: tuple[Kata, ...] = (
             "generator-softmax",
             "pe-wrong-axis",
             "pe-not-buffer",
+            "final-norm-missing",
             "dropout-in-eval",
         ),
         forbidden=TRANSFORMER_BUILTINS,

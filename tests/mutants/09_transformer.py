@@ -61,6 +61,20 @@ MUTANTS = [
                 " self.dropout.p)\n")],
     ),
     Mutant(
+        'final-norm-missing',
+        base='handwritten_layers',
+        why='the decoder stack has its final norm, but decode returns the last layer\'s output.',
+        edits=[("        return self.decoder.norm(y)", "        return y")],
+    ),
+    Mutant(
+        'final-norm-missing',
+        variant='not_built',
+        why="the encoder stack is built without norm=, unlike nn.Transformer's.",
+        edits=[("""            encoder_layer, num_encoder_layers, norm=nn.LayerNorm(d_model),
+            enable_nested_tensor=False)""",
+                """            encoder_layer, num_encoder_layers, enable_nested_tensor=False)""")],
+    ),
+    Mutant(
         'causal-mask-missing',
         why='the decoder gets no tgt_mask: each target position sees the whole target.',
         edits=[("            self.embed(self.tgt_embed, tgt), memory, tgt_mask=causal,",
