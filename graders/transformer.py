@@ -372,7 +372,8 @@ def call_model(impl: Implementation, fn: Callable, *args: Any, what: str, on: st
 
 def at_kept(x: Any, kept: Tensor) -> Any:
     """Zero the positions that are not graded (padded ones): kept (b, n) over x (b, n, ...)."""
-    if isinstance(x, Tensor) and x.shape[:2] == kept.shape and x.dim() == 3:
+    if (isinstance(x, Tensor) and x.dim() == 3 and x.shape[:2] == kept.shape
+            and x.device == kept.device):
         return x.masked_fill(~kept[..., None], 0)
     return x
 

@@ -47,6 +47,7 @@ TARGETS = {
     "05_positional_encoding": Target("PositionalEncoding", "forward"),
     "06_encoder_layer": Target("TransformerEncoderLayer", "forward"),
     "07_flops": Target(None, "mha_flops", returns_int=True),
+    "09_transformer": Target("Seq2SeqTransformer", "forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -154,6 +155,8 @@ def _scramble_(t):
         return
     if t.dtype == torch.bool:
         t.logical_not_()
+    elif not t.is_floating_point():  # token ids: permute them, so they stay valid ids
+        t.copy_(t.roll(1, dims=-1))
     else:
         t.add_(1.0)
 '''
