@@ -313,12 +313,15 @@ def build_model(impl: Implementation, args: ModelArgs) -> nn.Module:
 
 def load_twin(impl: Implementation, model: nn.Module, twin: Twin) -> None:
     """Load the twin's weights into the learner's model, explaining any name or shape
-    mismatch. The positional encoding's buffers are the learner's own (whether ``pe`` is
-    saved in the state dict is not graded)."""
+    mismatch. The positional encoding's state and any extra buffer stay the learner's own
+    (whether ``pe`` is saved in the state dict is not graded)."""
     on = "the state dict of nn.Transformer(..., batch_first=True) plus embeddings and generator"
     theirs = impl.call(model.state_dict, what="Seq2SeqTransformer.state_dict", on=on)
     ours = twin.learner_state()
-    own = [k for k in theirs if k.startswith("positional_encoding.")]
+    # The learner's own: the positional encoding, and any extra buffer (a cached mask).
+    buffers = {name for name, _ in model.named_buffers()}
+    own = [k for k in theirs if k not in ours
+           and (k.startswith("positional_encoding.") or k in buffers)]
     missing = [k for k in ours if k not in theirs]
     unexpected = [k for k in theirs if k not in ours and k not in own]
     resized = [f"{k}: yours {tuple(theirs[k].shape)}, PyTorch's {tuple(v.shape)}"
