@@ -150,7 +150,8 @@ class Switches:
 RIGHT = Switches()
 
 
-def embed(embedding: nn.Embedding, tokens: Tensor, pe: Tensor, scale: str, positions: str) -> Tensor:
+def embed(embedding: nn.Embedding, tokens: Tensor, pe: Tensor, scale: str,
+          positions: str) -> Tensor:
     """tokens (b, n) -> (b, n, d): embedding * sqrt(d) + pe[:n], or a mistake's version."""
     x = embedding(tokens)
     d = x.size(-1)
@@ -226,17 +227,18 @@ def reference_forward(twin: Twin, pe: Tensor, src: Tensor, tgt: Tensor,
 def embedding_mistakes(sides: tuple[int, ...]) -> list[tuple[str, dict[str, Any]]]:
     """(slug, Switches fields) for the embedding path of the given sides (0 src, 1 tgt)."""
 
-    def on(field: str, right: str, wrong: str, which: tuple[int, ...]) -> tuple[str, str]:
+    def on(right: str, wrong: str, which: tuple[int, ...]) -> tuple[str, str]:
+        """(src, tgt) values: ``wrong`` on the sides in ``which``."""
         return tuple(wrong if i in which else right for i in range(2))  # type: ignore
 
     groups = [sides] if len(sides) == 1 else [(0,), (1,), (0, 1)]
     mistakes = []
     for which in groups:
         for wrong in ("none", "d", "after"):
-            mistakes.append(("embedding-not-scaled", {"scale": on("scale", "sqrt", wrong, which)}))
+            mistakes.append(("embedding-not-scaled", {"scale": on("sqrt", wrong, which)}))
         mistakes.append(("positional-encoding-missing",
-                         {"positions": on("positions", "seq", "none", which)}))
-    mistakes.append(("pe-wrong-axis", {"positions": on("positions", "seq", "batch", sides)}))
+                         {"positions": on("seq", "none", which)}))
+    mistakes.append(("pe-wrong-axis", {"positions": on("seq", "batch", sides)}))
     mistakes.append(("final-norm-missing",
                      {"final_norm": tuple(i not in sides for i in range(2))}))
     return mistakes
@@ -278,8 +280,11 @@ def token_ids(b: int, n: int, vocab: int, pad: int, seed: int, *, first_kept: bo
     if first_kept:
         padded[:, 0] = False
     padded[padded.all(dim=1), 0] = False
-    if b > 1 and n > 1 and bool((padded == padded[0]).all()):
-        padded[0, -1] = not bool(padded[0, -1]) if bool((~padded[0]).sum() > 1) else True
+    if b > 1 and n > 1 and bool((padded == padded[0]).all()):  # make row 0 differ
+        if bool(padded[0, -1]) or int((~padded[0]).sum()) > 1:
+            padded[0, -1] = not bool(padded[0, -1])
+        else:  # its only token is the last one (left padding): unpad the first
+            padded[0, 0] = False
     return ids.masked_fill(padded, pad).to(device)
 
 
