@@ -142,6 +142,7 @@ class Switches:
     positions: tuple[str, str] = ("seq", "seq")  # src, tgt: "seq" | "none" | "batch"
     causal: bool = True
     src_padding: bool = True
+    tgt_padding: bool = True
     memory_padding: bool = True
     final_norm: tuple[bool, bool] = (True, True)  # encoder, decoder
     output: str = "logits"  # "logits" | "softmax" | "log_softmax"
@@ -199,7 +200,7 @@ def reference_decode(twin: Twin, pe: Tensor, tgt: Tensor, memory: Tensor, src: T
     return run_stack(
         twin.transformer.decoder, sw.final_norm[1], y, memory,
         tgt_mask=causal_mask(tgt.size(1), tgt.device) if sw.causal else None,
-        tgt_key_padding_mask=tgt_pad,
+        tgt_key_padding_mask=tgt_pad if sw.tgt_padding else None,
         memory_key_padding_mask=src_pad if sw.memory_padding else None)
 
 
@@ -250,6 +251,7 @@ def forward_mistakes() -> list[tuple[str, dict[str, Any]]]:
         ("final-norm-missing", {"final_norm": (True, False)}),
         ("causal-mask-missing", {"causal": False}),
         ("src-padding-mask-missing", {"src_padding": False}),
+        ("tgt-padding-mask-missing", {"tgt_padding": False}),
         ("memory-padding-mask-missing", {"memory_padding": False}),
         ("generator-softmax", {"output": "softmax"}),
         ("generator-softmax", {"output": "log_softmax"}),
@@ -530,6 +532,7 @@ def test_decode_matches_pytorch(impl):
         compare(out, reference_decode(twin, pe, tgt, memory, src), kept, "the decoder output",
                 on, lambda sw: reference_decode(twin, pe, tgt, memory, src, sw),
                 embedding_mistakes((1,)) + [("causal-mask-missing", {"causal": False}),
+                                            ("tgt-padding-mask-missing", {"tgt_padding": False}),
                                             ("memory-padding-mask-missing",
                                              {"memory_padding": False})])
 

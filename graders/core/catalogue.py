@@ -208,6 +208,10 @@ _ENTRIES = (
             "The encoder got no src_key_padding_mask, so real source tokens attended to "
             "padding.",
             "encoder(x, src_key_padding_mask=src == pad_idx)."),
+    Mistake("tgt-padding-mask-missing",
+            "The decoder's self-attention got no tgt_key_padding_mask, so target tokens "
+            "attended to padding inside the target.",
+            "decoder(..., tgt_key_padding_mask=tgt == pad_idx), next to the causal tgt_mask."),
     Mistake("memory-padding-mask-missing",
             "The decoder's cross-attention got no memory_key_padding_mask, so the target "
             "attended to the source's padded positions.",

@@ -376,6 +376,7 @@ KATAS: tuple[Kata, ...] = (
             "causal-mask-missing",
             "src-padding-mask-missing",
             "memory-padding-mask-missing",
+            "tgt-padding-mask-missing",
             "decode-wrong-position",
             "decode-continues-after-eos",
             "generator-softmax",

@@ -88,6 +88,11 @@ MUTANTS = [
                 "        return self.encoder(self.embed(self.src_embed, src))")],
     ),
     Mutant(
+        'tgt-padding-mask-missing',
+        why="decode passes the causal mask and the memory's padding mask, but not the target's.",
+        edits=[("            tgt_key_padding_mask=tgt == self.pad_idx,\n", "")],
+    ),
+    Mutant(
         'memory-padding-mask-missing',
         why="decode passes the target's padding mask but forgets the memory's.",
         edits=[("""            tgt_key_padding_mask=tgt == self.pad_idx,
