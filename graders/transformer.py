@@ -138,8 +138,9 @@ class Twin(nn.Module):
 class Switches:
     """One way of computing the model, right or wrong (each field a catalogued mistake)."""
 
-    scale: tuple[str, str] = ("sqrt", "sqrt")  # src, tgt: "sqrt" | "none" | "d" | "after"
-    positions: tuple[str, str] = ("seq", "seq")  # src, tgt: "seq" | "none" | "batch"
+    # src, tgt: "sqrt" | "none" | "d" | "after" (the sum scaled) | "divided" (by sqrt(d))
+    scale: tuple[str, str] = ("sqrt", "sqrt")
+    positions: tuple[str, str] = ("seq", "seq")  # src, tgt: "seq" | "none" | "batch" | "from_one"
     causal: bool = True
     src_padding: bool = True
     tgt_padding: bool = True
@@ -156,10 +157,13 @@ def embed(embedding: nn.Embedding, tokens: Tensor, pe: Tensor, scale: str,
     """tokens (b, n) -> (b, n, d): embedding * sqrt(d) + pe[:n], or a mistake's version."""
     x = embedding(tokens)
     d = x.size(-1)
-    factor = {"sqrt": math.sqrt(d), "none": 1.0, "d": float(d), "after": 1.0}[scale]
+    factor = {"sqrt": math.sqrt(d), "none": 1.0, "d": float(d), "after": 1.0,
+              "divided": 1 / math.sqrt(d)}[scale]
     x = x * factor
     if positions == "seq":
         x = x + pe[: x.size(1)][None]
+    elif positions == "from_one":
+        x = x + pe[1 : x.size(1) + 1][None]
     elif positions == "batch":  # kata 05's seq-first module given (b, n, d)
         x = x + pe[: x.size(0)][:, None]
     return x * math.sqrt(d) if scale == "after" else x
@@ -235,11 +239,12 @@ def embedding_mistakes(sides: tuple[int, ...]) -> list[tuple[str, dict[str, Any]
     groups = [sides] if len(sides) == 1 else [(0,), (1,), (0, 1)]
     mistakes = []
     for which in groups:
-        for wrong in ("none", "d", "after"):
+        for wrong in ("none", "d", "after", "divided"):
             mistakes.append(("embedding-not-scaled", {"scale": on("sqrt", wrong, which)}))
         mistakes.append(("positional-encoding-missing",
                          {"positions": on("seq", "none", which)}))
     mistakes.append(("pe-wrong-axis", {"positions": on("seq", "batch", sides)}))
+    mistakes.append(("positions-from-one", {"positions": on("seq", "from_one", sides)}))
     mistakes.append(("final-norm-missing",
                      {"final_norm": tuple(i not in sides for i in range(2))}))
     return mistakes

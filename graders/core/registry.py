@@ -381,6 +381,7 @@ KATAS: tuple[Kata, ...] = (
             "decode-continues-after-eos",
             "generator-softmax",
             "pe-wrong-axis",
+            "positions-from-one",
             "pe-not-buffer",
             "final-norm-missing",
             "dropout-in-eval",

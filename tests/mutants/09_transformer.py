@@ -48,6 +48,18 @@ MUTANTS = [
                 "        return self.dropout(x + self.pe[:seq_len].to(x.dtype).unsqueeze(1))\n")],
     ),
     Mutant(
+        'positions-from-one',
+        why='the table is sliced from row 1, as if the first token were at position 1.',
+        edits=[(PE_FORWARD,
+                "        return self.dropout(x + self.pe[1:seq_len + 1].to(x.dtype).unsqueeze(0))\n")],
+    ),
+    Mutant(
+        'embedding-not-scaled',
+        variant='divided',
+        why='the embeddings are divided by sqrt(d_model), as the attention scores are.',
+        edits=[(EMBED, "        return self.positional_encoding(embedding(tokens) / math.sqrt(self.d_model))\n")],
+    ),
+    Mutant(
         'pe-not-buffer',
         why='the table is stored as an nn.Parameter, so the optimizer would train it.',
         edits=[('        self.register_buffer("pe", table.to(torch.get_default_dtype()))',
