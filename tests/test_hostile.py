@@ -49,6 +49,7 @@ TARGETS = {
     "05_positional_encoding": Target("PositionalEncoding", "forward"),
     "06_encoder_layer": Target("TransformerEncoderLayer", "forward"),
     "07_flops": Target(None, "mha_flops", returns_int=True),
+    "09_transformer": Target("Seq2SeqTransformer", "forward"),
     "10_vit": Target("Block", "forward"),
     "11_kv_cache": Target("CausalSelfAttention", "forward"),
     "12_rope": Target(None, "apply_rope"),
@@ -160,6 +161,8 @@ def _scramble_(t):
         return
     if t.dtype == torch.bool:
         t.logical_not_()
+    elif not t.is_floating_point():  # token ids: permute them, so they stay valid ids
+        t.copy_(t.roll(1, dims=-1))
     else:
         t.add_(1.0)
 '''

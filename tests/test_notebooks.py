@@ -166,6 +166,8 @@ def test_quiz_numbers_agree_with_pytorch():
         assert key["06_encoder_layer"][2] == parameters(layer)
         stack = nn.TransformerEncoder(layer, num_layers=6, enable_nested_tensor=False)
         assert key["06_encoder_layer"][3] == parameters(stack)
+        assert key["09_transformer"][1] == parameters(
+            nn.Transformer(512, 8, 6, 6, 2048, batch_first=True))
         assert key["01_attention"][4] == torch.empty(8, 1024, 1024).nbytes // 2**20
         # kata 10: ViT-B/16's block is a Pre-LN encoder layer of width 4 * 768 under timm's
         # names; PatchEmbed's tokens are the positions of its conv's output grid.

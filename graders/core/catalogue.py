@@ -254,8 +254,11 @@ _ENTRIES = (
             "For scores (t, s + t) block key j of query i when j > s + i: "
             "torch.ones(t, s + t, dtype=torch.bool).triu(diagonal=s + 1)."),
     Mistake("causal-mask-missing",
-            "No causal mask: a position attended to later positions of its own chunk.",
-            "Block key j for query i when j > s + i, with -inf before the softmax."),
+            "No causal mask in the (decoder's or cached) self-attention: each position could "
+            "see the positions after it.",
+            "Block key j for query i when j > i (with a cache of s positions before the "
+            "chunk: j > s + i), e.g. torch.ones(t, t, dtype=torch.bool).triu(1) (True = "
+            "blocked) or nn.Transformer.generate_square_subsequent_mask(t)."),
     Mistake("cache-modified-in-place",
             "The cache passed in was modified in place (its values, its shape, or the "
             "storage behind it); a caller may branch from one cache twice, as beam search "
@@ -286,6 +289,43 @@ _ENTRIES = (
             "cos and sin are swapped in the rotation.",
             "x1' = x1 cos θ - x2 sin θ, x2' = x1 sin θ + x2 cos θ: at position 0 (θ = 0) the "
             "vector must come out unchanged."),
+    # --- the whole Transformer and greedy decoding (09) ---
+    Mistake("embedding-not-scaled",
+            "The token embeddings were not multiplied by sqrt(d_model) before the positions "
+            "were added (or were scaled by something else, or after the positions).",
+            "x = embedding(tokens) * math.sqrt(d_model), then add the positional encoding."),
+    Mistake("positional-encoding-missing",
+            "The positional encoding was not added to the source or the target embeddings, "
+            "so the model cannot tell the token order.",
+            "Send both embeddings through the same positional_encoding: "
+            "positional_encoding(embedding(tokens) * math.sqrt(d_model))."),
+    Mistake("src-padding-mask-missing",
+            "The encoder got no src_key_padding_mask, so real source tokens attended to "
+            "padding.",
+            "encoder(x, src_key_padding_mask=src == pad_idx)."),
+    Mistake("tgt-padding-mask-missing",
+            "The decoder's self-attention got no tgt_key_padding_mask, so target tokens "
+            "attended to padding inside the target.",
+            "decoder(..., tgt_key_padding_mask=tgt == pad_idx), next to the causal tgt_mask."),
+    Mistake("memory-padding-mask-missing",
+            "The decoder's cross-attention got no memory_key_padding_mask, so the target "
+            "attended to the source's padded positions.",
+            "decoder(..., memory_key_padding_mask=src == pad_idx): the same mask as the "
+            "encoder's."),
+    Mistake("decode-wrong-position",
+            "Greedy decoding took the argmax at a position other than the last one.",
+            "The next token is predicted by the last position: "
+            "generator(decode(ys, memory, src)[:, -1]).argmax(-1)."),
+    Mistake("decode-continues-after-eos",
+            "Greedy decoding went on after eos: a finished row's later tokens are not "
+            "pad_idx, or the loop did not stop once every row had produced eos.",
+            "Keep a finished flag per row: masked_fill(finished, model.pad_idx) on each new "
+            "token, and break as soon as finished.all()."),
+    Mistake("generator-softmax",
+            "forward returned probabilities or log-probabilities instead of the generator's "
+            "raw logits.",
+            "Return self.generator(decoded) as it is: nn.CrossEntropyLoss applies "
+            "log-softmax itself."),
     # --- shared by every kata ---
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",

@@ -42,6 +42,9 @@ ENCODER_BUILTINS = (
     "torch.nn.TransformerEncoderLayer",
     "torch.nn.TransformerEncoder",
 )
+# Kata 09: building an nn.Transformer (its static generate_square_subsequent_mask is fine;
+# PyTorch's encoder and decoder classes and nn.MultiheadAttention are allowed).
+TRANSFORMER_BUILTINS = ("torch.nn.Transformer",)
 
 
 @dataclass(frozen=True)
@@ -386,6 +389,55 @@ KATAS: tuple[Kata, ...] = (
             "mha    = 2*(2*l*b*d*d) + 2*(2*l*b*d*d) + 2*(2*b*l*l*d)   # cross-attention with n = m = l\n"
             "layer  = mha + 2*(2*l*b*d*d_ff)                           # the two feed-forward linears\n"
             "nbytes = b*h*l*l * torch.empty((), dtype=dtype).element_size()",
+        ),
+    ),
+    Kata(
+        id="09",
+        name="09_transformer",
+        file="transformer.py",
+        title="The whole encoder-decoder Transformer and greedy decoding",
+        track="models",
+        difficulty="hard",
+        target_minutes=35,
+        prerequisites=("05", "06"),
+        mistakes=(
+            "embedding-not-scaled",
+            "positional-encoding-missing",
+            "causal-mask-missing",
+            "src-padding-mask-missing",
+            "memory-padding-mask-missing",
+            "tgt-padding-mask-missing",
+            "decode-wrong-position",
+            "decode-continues-after-eos",
+            "generator-softmax",
+            "pe-wrong-axis",
+            "positions-from-one",
+            "pe-not-buffer",
+            "final-norm-missing",
+            "dropout-in-eval",
+        ),
+        forbidden=TRANSFORMER_BUILTINS,
+        hints=(
+            "Follow one batch through: token ids -> vectors -> encoder -> memory; target ids "
+            "-> vectors -> decoder (looking at memory) -> generator -> logits. At each arrow, "
+            "ask which positions must be hidden from which, and why.",
+            "Vectors: embedding(tokens) * sqrt(d_model), plus the sinusoidal table along the "
+            "sequence axis (axis 1: batch-first), then dropout. Three masks, all True = "
+            "blocked: src == pad_idx for the encoder's keys and again for the decoder's "
+            "memory keys, tgt == pad_idx for the decoder's own keys, plus a causal mask so "
+            "position i sees only positions <= i. The generator returns raw logits. Greedy "
+            "decoding feeds the growing prefix back in and reads only the last position; "
+            "finished rows get pad_idx and the loop stops once every row has its eos.",
+            "x = self.positional_encoding(self.src_embed(src) * math.sqrt(self.d_model))\n"
+            "memory = self.encoder(x, src_key_padding_mask=src == self.pad_idx)\n"
+            "causal = torch.ones(t, t, dtype=torch.bool, device=tgt.device).triu(1)\n"
+            "out = self.decoder(y, memory, tgt_mask=causal, tgt_key_padding_mask=tgt == self.pad_idx,\n"
+            "                   memory_key_padding_mask=src == self.pad_idx)\n"
+            "# greedy: ys = torch.full((b, 1), bos_idx); done = torch.zeros(b, dtype=torch.bool)\n"
+            "#   while ys.size(1) < max_len and not done.all():\n"
+            "#       nxt = model.generator(model.decode(ys, memory, src)[:, -1]).argmax(-1)\n"
+            "#       nxt = nxt.masked_fill(done, model.pad_idx); ys = torch.cat([ys, nxt[:, None]], 1)\n"
+            "#       done |= nxt == eos_idx",
         ),
     ),
     Kata(

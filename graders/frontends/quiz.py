@@ -554,6 +554,50 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "in float64 and rounded once.",
             rel_tolerance=0.01),
     ),
+    "09_transformer": (
+        Question(
+            "How many parameters does `nn.Transformer()` have (d_model 512, 6 + 6 layers, "
+            "dim_feedforward 2048, a final LayerNorm on each stack; no embeddings or "
+            "generator)?",
+            6 * encoder_layer_parameters(512, 2048) + 2 * 512
+            + 6 * (encoder_layer_parameters(512, 2048) + mha_parameters(512) + 2 * 512) + 2 * 512,
+            INTEGER,
+            "An encoder layer has 3,152,384 (kata 06); a decoder layer adds a cross-attention "
+            "(1,050,624) and a third LayerNorm (1,024): 4,204,032. 6 · 3,152,384 + 6 · 4,204,032 "
+            "+ two final norms (2 · 1,024) = 44,140,544. A 37,000-token vocabulary adds about "
+            "19 M per embedding table — which is why the original shares them."),
+        Question(
+            "A model is trained without the decoder's causal mask. What do you see?",
+            "C", CHOICE,
+            "With teacher forcing, position i can read token i + 1 of the target — the very "
+            "token it must predict — so the training loss collapses towards zero. At inference "
+            "there is no future to copy: greedy decoding feeds the model its own prefix and the "
+            "output is garbage. A near-perfect training loss on a seq2seq model is a red flag.",
+            choices=("a training loss that will not go down",
+                     "NaN in the logits at the first position",
+                     "a training loss near zero, and useless translations",
+                     "nothing: the encoder's padding mask already hides the future")),
+        Question(
+            "greedy_decode with max_len = 10 on a batch of 3 whose rows produce eos as their "
+            "3rd, 5th and 1st generated token. How many columns has the result?",
+            6, INTEGER,
+            "bos plus 5 generated tokens: the loop stops as soon as the last row (the one that "
+            "needs 5 tokens) has produced eos. The other rows are padded with pad_idx after "
+            "their eos. max_len (which counts bos) would only matter if a row went on longer."),
+        Question(
+            "forward returns `softmax(logits)` and training uses `nn.CrossEntropyLoss`. What "
+            "happens?",
+            "B", CHOICE,
+            "CrossEntropyLoss applies log-softmax itself, so the model's probabilities are "
+            "squashed a second time: every input of the loss lies in [0, 1], the predicted "
+            "distribution can never be sharp, gradients shrink and learning stalls. The argmax "
+            "is unchanged (softmax is monotonic), which is why such a bug survives a quick "
+            "look at decoded tokens: grade the logits.",
+            choices=("an error: CrossEntropyLoss refuses probabilities",
+                     "it runs, but learning stalls; greedy decoding picks the same tokens",
+                     "it trains exactly as with logits",
+                     "the argmax changes, so greedy decoding picks other tokens")),
+    ),
 }
 
 
