@@ -192,7 +192,8 @@ def fingerprint(text: str, near_code: bool = False) -> dict[str, object]:
     """What a translation must keep exactly: code blocks, inline code, math, placeholders,
     slugs and every number written with digits."""
     blocks = _FENCE.findall(text)
-    prose = _FENCE.sub("", text)
+    # Markdown reads a line break in prose as a space: `code` may be wrapped across lines.
+    prose = re.sub(r"\s+", " ", _FENCE.sub("", text))
     spans = _INLINE_CODE.findall(prose) + _MATH.findall(prose)
     prose = _MATH.sub("", _INLINE_CODE.sub("", prose))
     prose = _LINK_TARGET.sub("]", prose)
