@@ -173,7 +173,7 @@ def untranslated(language: str) -> dict[str, list[str]]:
 
 # ----------------------------------------------------------------------- faithfulness checks
 
-_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+_FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```", re.S | re.M)  # also indented, in a list
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _MATH = re.compile(r"\$[^$\n]+\$")
 _PLACEHOLDER = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(?:[.:!][^{}]*)?\}(?!\})")
