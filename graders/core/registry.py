@@ -358,6 +358,46 @@ KATAS: tuple[Kata, ...] = (
             "bytes  = b*h*l*l * torch.empty((), dtype=dtype).element_size()",
         ),
     ),
+    Kata(
+        id="13",
+        name="13_gqa",
+        file="gqa.py",
+        title="Grouped-query and multi-query attention",
+        track="models",
+        difficulty="medium",
+        target_minutes=25,
+        prerequisites=("03", "04"),
+        mistakes=(
+            "kv-heads-tiled",
+            "kv-proj-full-width",
+            "missing-scale",
+            "mask-inverted",
+            "kv-cache-missing-values",
+            "kv-cache-per-query-head",
+        ),
+        forbidden=ATTENTION_BUILTINS,
+        hints=(
+            "Start from kata 03's multi-head attention and ask what changes when there are "
+            "fewer key/value heads than query heads: which parameters shrink, and which key/"
+            "value head does each query head read?",
+            "k_proj and v_proj project to num_kv_heads * head_dim (head_dim = E // num_heads). "
+            "Split k and v into (b, num_kv_heads, n, d) and give every kv head to group = "
+            "num_heads // num_kv_heads *consecutive* query heads (query head j reads kv head "
+            "j // group): repeat_interleave on the head axis, not repeat. The rest is kata 01 "
+            "attention: scale 1/sqrt(head_dim), bool mask True = blocked, is_causal blocks "
+            "keys after the query, a fully blocked row gets zero weights. The cache holds keys "
+            "and values: 2 * b * seq * layers * num_kv_heads * head_dim * bytes.",
+            "q = self.q_proj(x).view(b, n, h, d).transpose(1, 2)          # (b, h, n, d)\n"
+            "k = self.k_proj(x).view(b, n, kv, d).transpose(1, 2)         # (b, kv, n, d); v alike\n"
+            "k = k.repeat_interleave(h // kv, dim=1)                       # (b, h, n, d); v alike\n"
+            "scores = q @ k.transpose(-2, -1) / math.sqrt(d)\n"
+            "# bool mask: masked_fill(mask, -inf); float: add; is_causal: masked_fill(triu(ones, 1), -inf)\n"
+            "blocked = torch.isneginf(scores).all(-1, keepdim=True)\n"
+            "weights = torch.softmax(scores.masked_fill(blocked, 0.0), -1).masked_fill(blocked, 0.0)\n"
+            "return self.o_proj((weights @ v).transpose(1, 2).reshape(b, n, h * d))\n"
+            "# kv_cache_bytes: 2 * b * seq * layers * kv * (E // h) * torch.empty((), dtype=dtype).element_size()",
+        ),
+    ),
 )
 
 
