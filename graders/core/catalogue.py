@@ -213,6 +213,10 @@ _ENTRIES = (
             "The cache was sized with num_heads key/value heads; only num_kv_heads are stored.",
             "Query heads share kv heads: 2 * batch * seq_len * layers * num_kv_heads * head_dim "
             "* bytes per element."),
+    Mistake("kv-cache-dtype-ignored",
+            "The bytes per element were not taken from dtype (e.g. 2 assumed whatever the "
+            "dtype): float16 and bfloat16 take 2 bytes, float32 4, float64 8.",
+            "torch.empty((), dtype=dtype).element_size(), or dtype.itemsize."),
     # --- flash attention (14) ---
     Mistake("accumulator-not-rescaled",
             "When the running maximum grew, the output accumulator (or the running sum) was "

@@ -374,6 +374,7 @@ KATAS: tuple[Kata, ...] = (
             "mask-inverted",
             "kv-cache-missing-values",
             "kv-cache-per-query-head",
+            "kv-cache-dtype-ignored",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(

@@ -145,3 +145,21 @@ MUTANTS = [
         ],
     ),
 ]
+MUTANTS += [
+    Mutant(
+        'kv-cache-dtype-ignored',
+        why='the element size is fixed at 2 bytes (float16), whatever dtype asks for.',
+        edits=[
+            ('    itemsize = torch.empty((), dtype=dtype).element_size()\n', '    itemsize = 2\n'),
+        ],
+    ),
+    Mutant(
+        'kv-cache-dtype-ignored',
+        variant='four_bytes',
+        base='grouped_broadcast',
+        why='the element size is fixed at 4 bytes (float32), whatever dtype asks for.',
+        edits=[
+            ('    return elements * torch.finfo(dtype).bits // 8', '    return elements * 4'),
+        ],
+    ),
+]
