@@ -113,6 +113,13 @@ def self_attention_flops(seq_len: int, batch_size: int, d_model: int) -> int:
     return projection_flops(seq_len, batch_size, d_model) + attention_matmul_flops(seq_len, batch_size, d_model)
 
 
+def kv_cache_bytes(batch_size: int, seq_len: int, num_layers: int, num_kv_heads: int,
+                   head_dim: int, itemsize: int) -> int:
+    """Keys and values of every layer: 2 * b * seq * layers * kv_heads * head_dim * bytes."""
+    return 2 * batch_size * seq_len * num_layers * num_kv_heads * head_dim * itemsize
+
+
+GiB = 2**30
 MiB = 2**20
 
 QUIZZES: dict[str, tuple[Question, ...]] = {
@@ -295,6 +302,42 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             4, INTEGER,
             "The score matrix is l × l: attention is O(n²·d) in time and O(n²) in memory per "
             "head, while the projections grow only linearly in l."),
+    ),
+    "13_gqa": (
+        Question(
+            "GQA with num_heads = 8 and num_kv_heads = 2: which key/value head does query "
+            "head 5 read?",
+            5 // (8 // 2), INTEGER,
+            "Each kv head serves a group of 8 / 2 = 4 consecutive query heads: heads 0-3 read "
+            "kv head 0, heads 4-7 kv head 1, so head 5 reads kv head 5 // 4 = 1. (Tiling with "
+            "repeat gives head j the kv head j % 2: head 5 would get the right one by luck, "
+            "head 1 the wrong one.)"),
+        Question(
+            "Llama-2-70B: 80 layers, E = 8192, 64 query heads, 8 kv heads. How many GiB does "
+            "the float16 KV cache of one 4096-token sequence take?",
+            kv_cache_bytes(1, 4096, 80, 8, 8192 // 64, 2) / GiB, NUMBER,
+            "head_dim = 8192 / 64 = 128. Per layer and token: keys and values, 8 kv heads × 128 "
+            "numbers each, 2 × 8 × 128 × 2 bytes = 4 KiB; × 80 layers × 4096 tokens = 1.25 GiB. "
+            "With 64 kv heads (plain multi-head attention) it would be 8 times as much, 10 GiB.",
+            rel_tolerance=0.01),
+        Question(
+            "Going from multi-head attention to GQA with the same num_heads (num_kv_heads < "
+            "num_heads), the FLOPs of the two attention matmuls (scores and weights @ V)…",
+            "C", CHOICE,
+            "Every query head still computes its own n × n scores and its own weighted sum; the "
+            "shared keys and values are only read by more heads. What shrinks is the K and V "
+            "projections (their parameters and FLOPs) and, above all, the cache that decoding "
+            "has to read for every new token.",
+            choices=("shrink by num_heads / num_kv_heads", "shrink by half", "stay the same",
+                     "grow, because k and v are copied")),
+        Question(
+            "Which of these is multi-query attention?",
+            "A", CHOICE,
+            "Multi-query attention (Shazeer, 2019) shares a single key/value head among all "
+            "query heads: num_kv_heads = 1. num_kv_heads = num_heads is ordinary multi-head "
+            "attention; GQA is everything in between.",
+            choices=("num_kv_heads = 1", "num_kv_heads = num_heads",
+                     "num_kv_heads = num_heads / 2", "num_heads = 1")),
     ),
 }
 

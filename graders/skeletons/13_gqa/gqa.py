@@ -40,6 +40,6 @@ def kv_cache_bytes(batch_size: int, seq_len: int, num_layers: int, embed_dim: in
                    num_heads: int, num_kv_heads: int, dtype: torch.dtype = torch.float16) -> int:
     """Bytes of the key/value cache of seq_len tokens: the keys and values of every layer.
 
-    head_dim = embed_dim // num_heads. Return a plain Python int.
+    head_dim is embed_dim // num_heads. Return a plain Python int.
     """
     raise NotImplementedError("see katas/13_gqa/README.md")
