@@ -237,9 +237,10 @@ _ENTRIES = (
             "i.e. m + log(l) with the final running maximum m and sum l.",
             "lse = m + torch.log(l) after the last block (not log(l) alone, nor m alone)."),
     Mistake("causal-block-off-by-one",
-            "The causal mask inside a block is off by one: query i must see keys 0..i, the "
-            "diagonal included, and no later key.",
-            "Block key j (its global index, start + offset) for query i when j > i."),
+            "The causal mask inside a key block is misplaced (off by one, or by the block's "
+            "start): query i must see keys 0..i, the diagonal included, and no later key.",
+            "Compare global indices: key start + t of the block is blocked for query i when "
+            "start + t > i."),
     Mistake("full-score-matrix",
             "A tensor as large as the whole (n, m) score matrix was built: flash attention "
             "only ever holds one (n, block_size) block of scores.",

@@ -399,6 +399,47 @@ KATAS: tuple[Kata, ...] = (
             "# kv_cache_bytes: 2 * b * seq * layers * kv * (E // h) * torch.empty((), dtype=dtype).element_size()",
         ),
     ),
+    Kata(
+        id="14",
+        name="14_flash_attention",
+        file="flash_attention.py",
+        title="Flash attention: the online softmax, block by block",
+        track="models",
+        difficulty="hard",
+        target_minutes=30,
+        prerequisites=("01",),
+        mistakes=(
+            "accumulator-not-rescaled",
+            "running-max-missing",
+            "normalized-per-block",
+            "lse-wrong",
+            "causal-block-off-by-one",
+            "full-score-matrix",
+            "missing-scale",
+        ),
+        forbidden=ATTENTION_BUILTINS,
+        hints=(
+            "Forget blocks for a moment: how would you compute softmax(s) @ v in one pass over "
+            "the keys, seeing each score once, if you may keep only a few numbers per query? "
+            "What do you do when a later score is larger than every score so far?",
+            "Keep per query a running maximum m (start at -inf), a running sum l of exp(s - m) "
+            "and an accumulator acc of exp(s - m) @ v. For each key block: s = q @ k_blockᵀ / "
+            "sqrt(d) (b, h, n, B); m_new = max(m, s.max(-1)); rescale the old l and acc by "
+            "exp(m - m_new), add the block's exp(s - m_new) and its @ v_block. After the last "
+            "block: output = acc / l, lse = m + log(l). Causal: block key start + t when it is "
+            "greater than the query's index.",
+            "m = q.new_full((b, h, n, 1), -inf); l = q.new_zeros((b, h, n, 1)); acc = torch.zeros_like(q)\n"
+            "for start in range(0, k.size(-2), block_size):\n"
+            "    s = q @ k[..., start:start + block_size, :].transpose(-2, -1) / math.sqrt(d)\n"
+            "    # causal: s = s.masked_fill(key_index > query_index, -inf) with global indices\n"
+            "    m_new = torch.maximum(m, s.amax(-1, keepdim=True))\n"
+            "    p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)\n"
+            "    l = alpha * l + p.sum(-1, keepdim=True)\n"
+            "    acc = alpha * acc + p @ v[..., start:start + block_size, :]\n"
+            "    m = m_new\n"
+            "return acc / l, (m + torch.log(l)).squeeze(-1)",
+        ),
+    ),
 )
 
 
