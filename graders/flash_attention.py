@@ -94,8 +94,8 @@ def online_attention(
     q (b, h, n, d), k and v (b, h, m, d); returns (output (b, h, n, d), lse (b, h, n)).
     ``scale`` 1.0: missing-scale. ``rescale_acc`` / ``rescale_sum`` False: the accumulator /
     the running sum not multiplied by exp(m_old - m_new) (accumulator-not-rescaled).
-    ``running_max`` "none" (exp of the raw scores) or "zero" (a maximum starting at 0, not
-    -inf): running-max-missing. ``normalize`` "block-sum" (each block's own softmax, summed),
+    ``running_max`` "none" (exp of the raw scores), "zero" (a maximum starting at 0, not
+    -inf) or "first" (the first block's maximum, never updated): running-max-missing. ``normalize`` "block-sum" (each block's own softmax, summed),
     "block-mean" (averaged over blocks), "twice" (each block normalised, then divided by the
     running sum too): normalized-per-block. ``causal_mask`` "diagonal" (key j blocked when
     j >= i), "one-ahead" (j > i + 1), "local" (the block's own index j - start compared with
@@ -104,7 +104,7 @@ def online_attention(
     """
     n, m, d = q.size(-2), k.size(-2), q.size(-1)
     scale = 1 / math.sqrt(d) if scale is None else scale
-    start_max = {"max": NEG_INF, "zero": 0.0, "none": 0.0}[running_max]
+    start_max = {"max": NEG_INF, "zero": 0.0, "none": 0.0, "first": NEG_INF}[running_max]
     row_max = q.new_full((*q.shape[:-1], 1), start_max)
     row_sum = q.new_zeros((*q.shape[:-1], 1))
     acc = q.new_zeros((*q.shape[:-1], v.size(-1)))
@@ -121,8 +121,8 @@ def online_attention(
         if normalize in ("block-sum", "block-mean"):
             acc = acc + torch.softmax(scores, dim=-1) @ v_block
             continue
-        new_max = row_max if running_max == "none" else torch.maximum(
-            row_max, scores.amax(dim=-1, keepdim=True))
+        frozen = running_max == "none" or (running_max == "first" and blocks > 1)
+        new_max = row_max if frozen else torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))
         correction = torch.exp(row_max - new_max)
         p = torch.exp(scores - new_max)
         row_sum = row_sum * (correction if rescale_sum else 1) + p.sum(dim=-1, keepdim=True)
@@ -155,6 +155,7 @@ def flash_suspects(q, k, v, block_size: int, causal: bool) -> tuple[list[Suspect
         ("accumulator-not-rescaled", {"rescale_sum": False}),
         ("running-max-missing", {"running_max": "none"}),
         ("running-max-missing", {"running_max": "zero"}),
+        ("running-max-missing", {"running_max": "first"}),
         ("normalized-per-block", {"normalize": "block-sum"}),
         ("normalized-per-block", {"normalize": "block-mean"}),
         ("normalized-per-block", {"normalize": "twice"}),
@@ -274,12 +275,18 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
         numel, shape, op = recorder.largest or (0, (), "")
         if numel > limit:
             b_h = q[..., 0, 0].numel()
+            # Named only for an (n, m)-shaped matrix (scores, a mask) or a tensor as large as
+            # all the scores; a smaller excess (say, every block's partial output kept)
+            # breaks the rule without being one.
+            n, m = q.size(-2), k.size(-2)
+            whole = shape[-2:] in ((n, m), (m, n)) or numel >= b_h * n * m
+            slug = "full-score-matrix" if whole else None
             raise verdict("the size of every tensor flash_attention creates", on, [
                 f"your code created a tensor of shape {shape} ({numel:,} elements, by {op})",
                 f"the limit is max(n, m) * max(block_size, d) = {limit // b_h:,} elements per "
                 f"(batch, head), {limit:,} in all: one (n, block_size) block of scores",
                 "build each block's scores (and causal mask) from a slice of k; never all of them",
-            ], "full-score-matrix")
+            ], slug)
 
     if not check_grads:
         return
@@ -311,6 +318,17 @@ def large_scores(b: int, h: int, n: int, m: int, d: int, magnitude: float, seed:
     q[..., 0] = sign * a
     k[..., 0] = a
     return q.to(dtype), k.to(dtype), v.to(dtype)
+
+
+def rising_scores(b: int, h: int, n: int, m: int, d: int, magnitude: float,
+                  seed: int) -> tuple[Tensor, Tensor, Tensor]:
+    """float64 scores that rise along the keys from about 0 to about +magnitude, so that the
+    maximum grows with every block (the first block's maximum is far too small)."""
+    q, k, v = qkv(b, h, n, m, d, seed, torch.float64)
+    a = math.sqrt(magnitude * math.sqrt(d))
+    q[..., 0] = a
+    k[..., 0] = a * torch.linspace(0, 1, m, dtype=torch.float64)
+    return q, k, v
 
 
 # ------------------------------------------------------------------------------ core
@@ -347,12 +365,15 @@ def test_flash_causal(impl):
 @pytest.mark.core
 def test_flash_large_scores(impl):
     """Scores of magnitude 10⁴, positive for some queries and negative for others (a
-    running maximum left out overflows, one that starts at 0 underflows), float64; then
-    magnitude 150 in float32 (beyond what float32's exp can hold either way)."""
+    running maximum left out overflows, one that starts at 0 underflows), and rising along
+    the keys (a maximum that is not updated overflows), float64; then magnitude 150 in
+    float32 (beyond what float32's exp can hold either way)."""
     note = "; scores of about +1e4, -1e4 and order 1"
     check_flash(impl, *large_scores(2, 2, 6, 11, 4, 1e4, seed=70, dtype=torch.float64), 4, note=note)
     check_flash(impl, *large_scores(2, 2, 6, 6, 4, 1e4, seed=80, dtype=torch.float64), 4,
                 causal=True, note=note)
+    check_flash(impl, *rising_scores(2, 2, 5, 13, 4, 1e4, seed=85), 4,
+                note="; scores rising along the keys from about 0 to 1e4")
     # float32 resolves scores of 150 to about 1e-5: a little more room than for order 1.
     check_flash(impl, *large_scores(2, 2, 6, 11, 4, 150.0, seed=90, dtype=torch.float32), 4,
                 slack=5.0, note="; scores of about +150, -150 and order 1")
