@@ -339,6 +339,42 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             choices=("num_kv_heads = 1", "num_kv_heads = num_heads",
                      "num_kv_heads = num_heads / 2", "num_heads = 1")),
     ),
+    "14_flash_attention": (
+        Question(
+            "How many GiB does one layer's score matrix take for a single sequence of "
+            "n = m = 32768 tokens with 32 heads in float16?",
+            32 * 32768 * 32768 * 2 // GiB, INTEGER,
+            "32 heads × 32768² scores × 2 bytes = 68,719,476,736 bytes = 64 GiB, for one layer "
+            "and one sequence. Flash attention holds one (n, block_size) block per head instead: "
+            "with block_size 128, 32 · 32768 · 128 · 2 bytes = 256 MiB."),
+        Question(
+            "A query's running maximum is 5; the next block's largest score is 7. By what factor "
+            "are its running sum and its accumulator multiplied before the block's terms are added?",
+            math.exp(5 - 7), NUMBER,
+            "α = exp(m_old − m_new) = exp(−2) ≈ 0.135. Every term so far was exp(s − 5); it must "
+            "become exp(s − 7), which is exp(s − 5) · exp(−2). The new block's terms are "
+            "exp(s − 7) directly.",
+            rel_tolerance=0.01),
+        Question(
+            "The keys are split in two halves, and attention over each half gives (out₁, lse₁) "
+            "and (out₂, lse₂). Which lse does attention over all the keys have?",
+            "C", CHOICE,
+            "lse = log(Σ₁ eˢ + Σ₂ eˢ) = log(e^lse₁ + e^lse₂) = logaddexp(lse₁, lse₂). The merged "
+            "output is then out₁ · e^(lse₁ − lse) + out₂ · e^(lse₂ − lse): the same rescaling as "
+            "the online softmax, and how split-K decoding and ring attention combine partial "
+            "results.",
+            choices=("max(lse₁, lse₂)", "lse₁ + lse₂", "log(exp(lse₁) + exp(lse₂))",
+                     "(lse₁ + lse₂) / 2")),
+        Question(
+            "What should the running maximum start at, so that a row whose scores are all about "
+            "−10⁴ still comes out right?",
+            "B", CHOICE,
+            "Starting at 0, the maximum stays 0 for that row: every exp(s − 0) = exp(−10⁴) "
+            "underflows to 0, and the output is 0 / 0 = NaN. Starting at −inf, the first "
+            "block sets it to the row's true maximum, and α = exp(−inf) = 0 wipes the empty "
+            "start.",
+            choices=("0", "-inf", "1")),
+    ),
 }
 
 
