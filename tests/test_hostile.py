@@ -48,6 +48,7 @@ TARGETS = {
     "06_encoder_layer": Target("TransformerEncoderLayer", "forward"),
     "07_flops": Target(None, "mha_flops", returns_int=True),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
+    "14_flash_attention": Target(None, "flash_attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
