@@ -224,7 +224,8 @@ _ENTRIES = (
             "alpha = exp(m_old - m_new); l = alpha * l + p.sum(-1); acc = alpha * acc + p @ v_block."),
     Mistake("running-max-missing",
             "The exponentials were taken without subtracting a running maximum (or from one "
-            "that starts at 0), so large scores overflow to inf or small ones underflow to 0.",
+            "that starts at 0, or that stops being updated after the first block), so large "
+            "scores overflow to inf or small ones underflow to 0.",
             "Start the running maximum at -inf and take exp(scores - m_new) with m_new = "
             "max(m_old, scores.amax(-1))."),
     Mistake("normalized-per-block",
@@ -233,9 +234,10 @@ _ENTRIES = (
             "Accumulate unnormalised exp(scores - m) @ v and the running sum l; divide by l "
             "once, after the last block."),
     Mistake("lse-wrong",
-            "The returned log-sum-exp is off: it is log(sum_j exp(s_ij)) of the scaled scores, "
-            "i.e. m + log(l) with the final running maximum m and sum l.",
-            "lse = m + torch.log(l) after the last block (not log(l) alone, nor m alone)."),
+            "The returned log-sum-exp is off: it is the natural log of sum_j exp(s_ij) over "
+            "the scaled scores, i.e. m + log(l) with the final running maximum m and sum l.",
+            "lse = m + torch.log(l) after the last block (not log(l) alone, nor m alone, nor "
+            "in base 2)."),
     Mistake("causal-block-off-by-one",
             "The causal mask inside a key block is misplaced (off by one, or by the block's "
             "start): query i must see keys 0..i, the diagonal included, and no later key.",
