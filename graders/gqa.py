@@ -111,23 +111,24 @@ def pytorch_gqa(state: dict[str, Tensor], x: Tensor, num_heads: int, num_kv_head
 def gqa_reference(state: dict[str, Tensor], x: Tensor, num_heads: int, num_kv_heads: int,
                   mask: Tensor | None = None, is_causal: bool = False, *,
                   kv_layout: str = "interleave", scale: float | None = None,
-                  invert_mask: bool = False) -> Tensor:
+                  invert_mask: bool = False, causal_diagonal: int = 1) -> Tensor:
     """The module as a function of its weights, with switches for the catalogued mistakes.
 
-    ``kv_layout``: "interleave" (query head j reads kv head j // group, correct) or "tile"
-    (kv head j % num_kv_heads: kv-heads-tiled); ``scale`` 1.0: missing-scale;
-    ``invert_mask``: a bool attn_mask read as "may attend" (mask-inverted). A query whose
-    keys are all blocked gets zero weights, forward and backward free of NaN.
+    ``kv_layout``: "interleave" (query head j reads kv head j // group, correct), "tile"
+    (kv head j % num_kv_heads: kv-heads-tiled), "tile-k" or "tile-v" (only the keys, or
+    only the values, tiled); ``scale`` 1.0: missing-scale, 1/sqrt(E): scale-by-embed-dim;
+    ``invert_mask``: a bool attn_mask read as "may attend" (mask-inverted);
+    ``causal_diagonal`` 0: is_causal blocks the diagonal too (causal-diagonal). A query
+    whose keys are all blocked gets zero weights, forward and backward free of NaN.
     """
     b, n, embed = x.shape
     group = num_heads // num_kv_heads
     q = heads(project(state, x, "q_proj"), num_heads)
     k = heads(project(state, x, "k_proj"), num_kv_heads)
     v = heads(project(state, x, "v_proj"), num_kv_heads)
-    if kv_layout == "interleave":
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-    else:
-        k, v = k.repeat(1, group, 1, 1), v.repeat(1, group, 1, 1)
+    tiled = {"interleave": (), "tile": "kv", "tile-k": "k", "tile-v": "v"}[kv_layout]
+    k = k.repeat(1, group, 1, 1) if "k" in tiled else k.repeat_interleave(group, dim=1)
+    v = v.repeat(1, group, 1, 1) if "v" in tiled else v.repeat_interleave(group, dim=1)
     if scale is None:
         scale = 1 / math.sqrt(embed // num_heads)
     scores = q @ k.transpose(-2, -1) * scale
@@ -136,7 +137,8 @@ def gqa_reference(state: dict[str, Tensor], x: Tensor, num_heads: int, num_kv_he
     elif mask is not None:
         scores = scores + mask
     if is_causal:
-        scores = scores.masked_fill(causal_blocked(n, x.device), NEG_INF)
+        future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(causal_diagonal)
+        scores = scores.masked_fill(future, NEG_INF)
     blocked = torch.isneginf(scores).all(dim=-1, keepdim=True)
     weights = torch.softmax(scores.masked_fill(blocked, 0.0), dim=-1).masked_fill(blocked, 0.0)
     return project(state, (weights @ v).transpose(1, 2).reshape(b, n, embed), "o_proj")
@@ -147,9 +149,15 @@ def gqa_suspects(state, x, num_heads: int, num_kv_heads: int, mask, is_causal) -
         return Suspect(slug, predict=lambda: gqa_reference(
             state, x, num_heads, num_kv_heads, mask, is_causal, **switches))
 
-    suspects = [variant("kv-heads-tiled", kv_layout="tile"), variant("missing-scale", scale=1.0)]
+    embed_dim = x.size(-1)
+    suspects = [variant("kv-heads-tiled", kv_layout=layout) for layout in ("tile", "tile-k", "tile-v")]
+    suspects += [variant("missing-scale", scale=1.0),
+                 variant("scale-by-embed-dim", scale=1 / math.sqrt(embed_dim)),
+                 variant("scale-by-embed-dim", scale=1 / embed_dim)]
     if mask is not None and mask.dtype == torch.bool:
         suspects.append(variant("mask-inverted", invert_mask=True))
+    if is_causal:
+        suspects.append(variant("causal-diagonal", causal_diagonal=0))
     return suspects
 
 

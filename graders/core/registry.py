@@ -375,6 +375,8 @@ KATAS: tuple[Kata, ...] = (
             "kv-cache-missing-values",
             "kv-cache-per-query-head",
             "kv-cache-dtype-ignored",
+            "scale-by-embed-dim",
+            "causal-diagonal",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(

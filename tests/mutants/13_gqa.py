@@ -163,3 +163,31 @@ MUTANTS += [
         ],
     ),
 ]
+MUTANTS += [
+    Mutant(
+        'kv-heads-tiled',
+        variant='values_only',
+        why='the keys are repeated in place, but the values are tiled with repeat: the two '
+            'lines were written at different times.',
+        edits=[
+            ('        v = v.repeat_interleave(group, dim=1)\n', '        v = v.repeat(1, group, 1, 1)\n'),
+        ],
+    ),
+    Mutant(
+        'scale-by-embed-dim',
+        why='the scores are divided by sqrt(E), the model width, instead of sqrt(head_dim).',
+        edits=[
+            ('        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # (b, h, n, n)',
+             '        scores = q @ k.transpose(-2, -1) / math.sqrt(self.embed_dim)  # (b, h, n, n)'),
+        ],
+    ),
+    Mutant(
+        'causal-diagonal',
+        why='is_causal blocks the diagonal as well (triu(diagonal=0)): a token no longer sees '
+            'itself, and the first one sees nothing.',
+        edits=[
+            ('            future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(diagonal=1)',
+             '            future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(diagonal=0)'),
+        ],
+    ),
+]
