@@ -377,6 +377,7 @@ KATAS: tuple[Kata, ...] = (
             "kv-cache-dtype-ignored",
             "scale-by-embed-dim",
             "causal-diagonal",
+            "nan-on-fully-masked",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(

@@ -191,3 +191,15 @@ MUTANTS += [
         ],
     ),
 ]
+MUTANTS += [
+    Mutant(
+        'nan-on-fully-masked',
+        why='the softmax runs on rows whose keys are all blocked, and softmax(-inf, ..., -inf) '
+            'is NaN.',
+        edits=[
+            ('        scores = scores.masked_fill(all_blocked, 0.0)\n'
+             '        weights = torch.softmax(scores, dim=-1).masked_fill(all_blocked, 0.0)\n',
+             '        weights = torch.softmax(scores, dim=-1)\n'),
+        ],
+    ),
+]
