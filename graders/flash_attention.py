@@ -148,8 +148,11 @@ def online_attention(
 
 def flash_suspects(q, k, v, block_size: int, causal: bool) -> tuple[list[Suspect], list[Suspect]]:
     """What each catalogued mistake would return on this input: for the output, for the lse."""
+    d = q.size(-1)
     variants: list[tuple[str, dict[str, Any]]] = [
         ("missing-scale", {"scale": 1.0}),
+        ("wrong-scale", {"scale": 1 / d}),
+        ("wrong-scale", {"scale": math.sqrt(d)}),
         ("accumulator-not-rescaled", {"rescale_acc": False, "rescale_sum": False}),
         ("accumulator-not-rescaled", {"rescale_acc": False}),
         ("accumulator-not-rescaled", {"rescale_sum": False}),

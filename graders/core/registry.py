@@ -419,6 +419,7 @@ KATAS: tuple[Kata, ...] = (
             "causal-block-off-by-one",
             "full-score-matrix",
             "missing-scale",
+            "wrong-scale",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(

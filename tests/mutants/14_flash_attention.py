@@ -165,3 +165,14 @@ MUTANTS = [
         ],
     ),
 ]
+MUTANTS += [
+    Mutant(
+        'wrong-scale',
+        variant='by_d',
+        base='normalized_lse_merge',
+        why='the scores are scaled by 1/d instead of 1/sqrt(d).',
+        edits=[
+            ('    scale = q.shape[-1] ** -0.5', '    scale = 1 / q.shape[-1]'),
+        ],
+    ),
+]
