@@ -126,7 +126,7 @@ def gqa_reference(state: dict[str, Tensor], x: Tensor, num_heads: int, num_kv_he
     q = heads(project(state, x, "q_proj"), num_heads)
     k = heads(project(state, x, "k_proj"), num_kv_heads)
     v = heads(project(state, x, "v_proj"), num_kv_heads)
-    tiled = {"interleave": (), "tile": "kv", "tile-k": "k", "tile-v": "v"}[kv_layout]
+    tiled = {"interleave": "", "tile": "kv", "tile-k": "k", "tile-v": "v"}[kv_layout]
     k = k.repeat(1, group, 1, 1) if "k" in tiled else k.repeat_interleave(group, dim=1)
     v = v.repeat(1, group, 1, 1) if "v" in tiled else v.repeat_interleave(group, dim=1)
     if scale is None:

@@ -21,9 +21,10 @@ per_layer = 2 * keys.nbytes                                           # keys and
 print(f"multi-head cache: {LAYERS * per_layer / 2**30:.2f} GiB per sequence")
 
 # %% [markdown]
-# Ten GiB for **one** sequence; a batch of 16 no longer fits on an 80 GB GPU next to the
-# 140 GB of weights… And every generated token reads the whole cache: decoding is limited by
-# memory bandwidth, not by FLOPs. The fix is to keep fewer key/value heads.
+# Ten GiB for **one** sequence: a batch of 16 needs 160 GiB for its cache alone, more than
+# the model's 140 GB of float16 weights. And every generated token reads the whole cache:
+# decoding is limited by memory bandwidth, not by FLOPs. The fix is to keep fewer key/value
+# heads.
 #
 # ## 2. Fewer key/value heads
 #
