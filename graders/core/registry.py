@@ -391,15 +391,15 @@ KATAS: tuple[Kata, ...] = (
             "attention: scale 1/sqrt(head_dim), bool mask True = blocked, is_causal blocks "
             "keys after the query, a fully blocked row gets zero weights. The cache holds keys "
             "and values: 2 * b * seq * layers * num_kv_heads * head_dim * bytes.",
-            "q = self.q_proj(x).view(b, n, h, d).transpose(1, 2)          # (b, h, n, d)\n"
-            "k = self.k_proj(x).view(b, n, kv, d).transpose(1, 2)         # (b, kv, n, d); v alike\n"
-            "k = k.repeat_interleave(h // kv, dim=1)                       # (b, h, n, d); v alike\n"
+            "q = self.q_proj(x).view(b, n, h, d).transpose(1, 2)    # (b, h, n, d)\n"
+            "k = self.k_proj(x).view(b, n, kv, d).transpose(1, 2)   # (b, kv, n, d), v alike\n"
+            "k = k.repeat_interleave(h // kv, dim=1)                 # (b, h, n, d), v alike\n"
             "scores = q @ k.transpose(-2, -1) / math.sqrt(d)\n"
-            "# bool mask: masked_fill(mask, -inf); float: add; is_causal: masked_fill(triu(ones, 1), -inf)\n"
+            "# bool mask: masked_fill(mask, -inf); float: + mask; is_causal: triu(ones, 1) -> -inf\n"
             "blocked = torch.isneginf(scores).all(-1, keepdim=True)\n"
-            "weights = torch.softmax(scores.masked_fill(blocked, 0.0), -1).masked_fill(blocked, 0.0)\n"
-            "return self.o_proj((weights @ v).transpose(1, 2).reshape(b, n, h * d))\n"
-            "# kv_cache_bytes: 2 * b * seq * layers * kv * (E // h) * torch.empty((), dtype=dtype).element_size()",
+            "w = torch.softmax(scores.masked_fill(blocked, 0), -1).masked_fill(blocked, 0)\n"
+            "return self.o_proj((w @ v).transpose(1, 2).reshape(b, n, h * d))\n"
+            "# kv_cache_bytes: 2 * b * seq * layers * kv * (E // h) * dtype.itemsize",
         ),
     ),
     Kata(
@@ -432,7 +432,9 @@ KATAS: tuple[Kata, ...] = (
             "exp(m - m_new), add the block's exp(s - m_new) and its @ v_block. After the last "
             "block: output = acc / l, lse = m + log(l). Causal: block key start + t when it is "
             "greater than the query's index.",
-            "m = q.new_full((b, h, n, 1), -inf); l = q.new_zeros((b, h, n, 1)); acc = torch.zeros_like(q)\n"
+            "m = q.new_full((b, h, n, 1), float('-inf'))     # running maximum\n"
+            "l = q.new_zeros((b, h, n, 1))                   # running sum\n"
+            "acc = torch.zeros_like(q)                       # output accumulator\n"
             "for start in range(0, k.size(-2), block_size):\n"
             "    s = q @ k[..., start:start + block_size, :].transpose(-2, -1) / math.sqrt(d)\n"
             "    # causal: s = s.masked_fill(key_index > query_index, -inf) with global indices\n"
