@@ -244,8 +244,8 @@ _ENTRIES = (
             "Compare global indices: key start + t of the block is blocked for query i when "
             "start + t > i."),
     Mistake("full-score-matrix",
-            "A tensor as large as the whole (n, m) score matrix was built: flash attention "
-            "only ever holds one (n, block_size) block of scores.",
+            "A tensor the size of the whole (n, m) score matrix (all the scores, or an (n, m) "
+            "mask) was built: flash attention only ever holds one (n, block_size) block.",
             "Loop over key blocks k[..., start:start + block_size, :] and compute "
             "q @ k_block.transpose(-2, -1) per block."),
 )
