@@ -53,6 +53,8 @@ TARGETS = {
     "10_vit": Target("Block", "forward"),
     "11_kv_cache": Target("CausalSelfAttention", "forward"),
     "12_rope": Target(None, "apply_rope"),
+    "13_gqa": Target("GroupedQueryAttention", "forward"),
+    "14_flash_attention": Target(None, "flash_attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,

@@ -330,6 +330,61 @@ _ENTRIES = (
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",
             "Write the computation yourself with matmul / softmax / linear."),
+    # --- grouped-query attention (13) ---
+    Mistake("kv-heads-tiled",
+            "The key/value heads were tiled (repeat) instead of repeated in place "
+            "(repeat_interleave): query head j got kv head j % num_kv_heads instead of "
+            "j // (num_heads // num_kv_heads).",
+            "Consecutive query heads share a kv head: k.repeat_interleave(num_heads // "
+            "num_kv_heads, dim=1) on (b, num_kv_heads, n, d), not k.repeat(1, group, 1, 1)."),
+    Mistake("kv-proj-full-width",
+            "k_proj and v_proj project to the full width E; in GQA they project to "
+            "num_kv_heads * head_dim, which is the whole point (fewer kv heads to cache).",
+            "nn.Linear(embed_dim, num_kv_heads * head_dim) for k_proj and v_proj, "
+            "head_dim = embed_dim // num_heads."),
+    Mistake("kv-cache-missing-values",
+            "Only the keys were counted: the cache holds the values too (twice as many bytes).",
+            "Multiply by 2: keys and values, each (batch, num_kv_heads, seq_len, head_dim) per "
+            "layer."),
+    Mistake("kv-cache-per-query-head",
+            "The cache was sized with num_heads key/value heads; only num_kv_heads are stored.",
+            "Query heads share kv heads: 2 * batch * seq_len * layers * num_kv_heads * head_dim "
+            "* bytes per element."),
+    Mistake("kv-cache-dtype-ignored",
+            "The bytes per element were not taken from dtype (e.g. 2 assumed whatever the "
+            "dtype): float16 and bfloat16 take 2 bytes, float32 4, float64 8.",
+            "torch.empty((), dtype=dtype).element_size(), or dtype.itemsize."),
+    # --- flash attention (14) ---
+    Mistake("accumulator-not-rescaled",
+            "When the running maximum grew, the output accumulator (or the running sum) was "
+            "not rescaled by exp(old_max - new_max), so earlier blocks keep a wrong weight.",
+            "alpha = exp(m_old - m_new); l = alpha * l + p.sum(-1); acc = alpha * acc + p @ v_block."),
+    Mistake("running-max-missing",
+            "The exponentials were taken without subtracting a running maximum (or from one "
+            "that starts at 0, or that stops being updated after the first block), so large "
+            "scores overflow to inf or small ones underflow to 0.",
+            "Start the running maximum at -inf and take exp(scores - m_new) with m_new = "
+            "max(m_old, scores.amax(-1))."),
+    Mistake("normalized-per-block",
+            "Each block was normalised by its own sum (a softmax per block) instead of by the "
+            "sum over all keys.",
+            "Accumulate unnormalised exp(scores - m) @ v and the running sum l; divide by l "
+            "once, after the last block."),
+    Mistake("lse-wrong",
+            "The returned log-sum-exp is off: it is the natural log of sum_j exp(s_ij) over "
+            "the scaled scores, i.e. m + log(l) with the final running maximum m and sum l.",
+            "lse = m + torch.log(l) after the last block (not log(l) alone, nor m alone, nor "
+            "in base 2)."),
+    Mistake("causal-block-off-by-one",
+            "The causal mask inside a key block is misplaced (off by one, or by the block's "
+            "start): query i must see keys 0..i, the diagonal included, and no later key.",
+            "Compare global indices: key start + t of the block is blocked for query i when "
+            "start + t > i."),
+    Mistake("full-score-matrix",
+            "A tensor the size of the whole (n, m) score matrix (all the scores, or an (n, m) "
+            "mask) was built: flash attention only ever holds one (n, block_size) block.",
+            "Loop over key blocks k[..., start:start + block_size, :] and compute "
+            "q @ k_block.transpose(-2, -1) per block."),
 )
 
 MISTAKES: dict[str, Mistake] = {m.slug: m for m in _ENTRIES}

@@ -559,6 +559,94 @@ KATAS: tuple[Kata, ...] = (
             "# interleaved: torch.stack((y1, y2), -1).flatten(-2); else torch.cat((y1, y2), -1)",
         ),
     ),
+    Kata(
+        id="13",
+        name="13_gqa",
+        file="gqa.py",
+        title="Grouped-query and multi-query attention",
+        track="models",
+        difficulty="medium",
+        target_minutes=25,
+        prerequisites=("03", "04"),
+        mistakes=(
+            "kv-heads-tiled",
+            "kv-proj-full-width",
+            "missing-scale",
+            "mask-inverted",
+            "kv-cache-missing-values",
+            "kv-cache-per-query-head",
+            "kv-cache-dtype-ignored",
+            "scale-by-embed-dim",
+            "causal-diagonal",
+            "nan-on-fully-masked",
+        ),
+        forbidden=ATTENTION_BUILTINS,
+        hints=(
+            "Start from kata 03's multi-head attention and ask what changes when there are "
+            "fewer key/value heads than query heads: which parameters shrink, and which key/"
+            "value head does each query head read?",
+            "k_proj and v_proj project to num_kv_heads * head_dim (head_dim = E // num_heads). "
+            "Split k and v into (b, num_kv_heads, n, d) and give every kv head to group = "
+            "num_heads // num_kv_heads *consecutive* query heads (query head j reads kv head "
+            "j // group): repeat_interleave on the head axis, not repeat. The rest is kata 01 "
+            "attention: scale 1/sqrt(head_dim), bool mask True = blocked, is_causal blocks "
+            "keys after the query, a fully blocked row gets zero weights. The cache holds keys "
+            "and values: 2 * b * seq * layers * num_kv_heads * head_dim * bytes.",
+            "q = self.q_proj(x).view(b, n, h, d).transpose(1, 2)    # (b, h, n, d)\n"
+            "k = self.k_proj(x).view(b, n, kv, d).transpose(1, 2)   # (b, kv, n, d), v alike\n"
+            "k = k.repeat_interleave(h // kv, dim=1)                 # (b, h, n, d), v alike\n"
+            "scores = q @ k.transpose(-2, -1) / math.sqrt(d)\n"
+            "# bool mask: masked_fill(mask, -inf); float: + mask; is_causal: triu(ones, 1) -> -inf\n"
+            "blocked = torch.isneginf(scores).all(-1, keepdim=True)\n"
+            "w = torch.softmax(scores.masked_fill(blocked, 0), -1).masked_fill(blocked, 0)\n"
+            "return self.o_proj((w @ v).transpose(1, 2).reshape(b, n, h * d))\n"
+            "# kv_cache_bytes: 2 * b * seq * layers * kv * (E // h) * dtype.itemsize",
+        ),
+    ),
+    Kata(
+        id="14",
+        name="14_flash_attention",
+        file="flash_attention.py",
+        title="Flash attention: the online softmax, block by block",
+        track="models",
+        difficulty="hard",
+        target_minutes=30,
+        prerequisites=("01",),
+        mistakes=(
+            "accumulator-not-rescaled",
+            "running-max-missing",
+            "normalized-per-block",
+            "lse-wrong",
+            "causal-block-off-by-one",
+            "full-score-matrix",
+            "missing-scale",
+            "wrong-scale",
+        ),
+        forbidden=ATTENTION_BUILTINS,
+        hints=(
+            "Forget blocks for a moment: how would you compute softmax(s) @ v in one pass over "
+            "the keys, seeing each score once, if you may keep only a few numbers per query? "
+            "What do you do when a later score is larger than every score so far?",
+            "Keep per query a running maximum m (start at -inf), a running sum l of exp(s - m) "
+            "and an accumulator acc of exp(s - m) @ v. For each key block: s = q @ k_blockᵀ / "
+            "sqrt(d) (b, h, n, B); m_new = max(m, s.max(-1)); rescale the old l and acc by "
+            "exp(m - m_new), add the block's exp(s - m_new) and its @ v_block. After the last "
+            "block: output = acc / l, lse = m + log(l). Causal: block key start + t when it is "
+            "greater than the query's index.",
+            "m = q.new_full((b, h, n, 1), float('-inf'))     # running maximum\n"
+            "l = q.new_zeros((b, h, n, 1))                   # running sum\n"
+            "acc = torch.zeros_like(q)                       # output accumulator\n"
+            "for start in range(0, k.size(-2), block_size):\n"
+            "    s = q @ k[..., start:start + block_size, :].transpose(-2, -1) / math.sqrt(d)\n"
+            "    # causal: s = s.masked_fill(key_index > query_index, -inf) with global indices\n"
+            "    m_new = torch.maximum(m, s.amax(-1, keepdim=True))\n"
+            "    p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)\n"
+            "    l = alpha * l + p.sum(-1, keepdim=True)\n"
+            "    acc = alpha * acc + p @ v[..., start:start + block_size, :]\n"
+            "    m = m_new\n"
+            "return acc / l, (m + torch.log(l)).squeeze(-1)",
+        ),
+    ),
 )
 
 

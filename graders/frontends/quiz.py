@@ -135,6 +135,13 @@ def rope_angle(position: int, pair: int, head_dim: int, base: float = 10000.0) -
     return position * base ** (-2 * pair / head_dim)
 
 
+def gqa_kv_cache_bytes(batch_size: int, seq_len: int, num_layers: int, num_kv_heads: int,
+                       head_dim: int, itemsize: int) -> int:
+    """Keys and values of every layer: 2 * b * seq * layers * kv_heads * head_dim * bytes."""
+    return 2 * batch_size * seq_len * num_layers * num_kv_heads * head_dim * itemsize
+
+
+GiB = 2**30
 MiB = 2**20
 
 QUIZZES: dict[str, tuple[Question, ...]] = {
@@ -597,6 +604,78 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                      "it runs, but learning stalls; greedy decoding picks the same tokens",
                      "it trains exactly as with logits",
                      "the argmax changes, so greedy decoding picks other tokens")),
+    ),
+    "13_gqa": (
+        Question(
+            "GQA with num_heads = 8 and num_kv_heads = 2: which key/value head does query "
+            "head 5 read?",
+            5 // (8 // 2), INTEGER,
+            "Each kv head serves a group of 8 / 2 = 4 consecutive query heads: heads 0-3 read "
+            "kv head 0, heads 4-7 kv head 1, so head 5 reads kv head 5 // 4 = 1. (Tiling with "
+            "repeat gives head j the kv head j % 2: head 5 would get the right one by luck, "
+            "head 1 the wrong one.)"),
+        Question(
+            "Llama-2-70B: 80 layers, E = 8192, 64 query heads, 8 kv heads. How many GiB does "
+            "the float16 KV cache of one 4096-token sequence take?",
+            gqa_kv_cache_bytes(1, 4096, 80, 8, 8192 // 64, 2) / GiB, NUMBER,
+            "head_dim = 8192 / 64 = 128. Per layer and token: keys and values, 8 kv heads × 128 "
+            "numbers each, 2 × 8 × 128 × 2 bytes = 4 KiB; × 80 layers × 4096 tokens = 1.25 GiB. "
+            "With 64 kv heads (plain multi-head attention) it would be 8 times as much, 10 GiB.",
+            rel_tolerance=0.01),
+        Question(
+            "Going from multi-head attention to GQA with the same num_heads (num_kv_heads < "
+            "num_heads), the FLOPs of the two attention matmuls (scores and weights @ V)…",
+            "C", CHOICE,
+            "Every query head still computes its own n × n scores and its own weighted sum; the "
+            "shared keys and values are only read by more heads. What shrinks is the K and V "
+            "projections (their parameters and FLOPs) and, above all, the cache that decoding "
+            "has to read for every new token.",
+            choices=("shrink by num_heads / num_kv_heads", "shrink by half", "stay the same",
+                     "grow, because k and v are copied")),
+        Question(
+            "Which of these is multi-query attention?",
+            "A", CHOICE,
+            "Multi-query attention (Shazeer, 2019) shares a single key/value head among all "
+            "query heads: num_kv_heads = 1. num_kv_heads = num_heads is ordinary multi-head "
+            "attention; GQA is everything in between.",
+            choices=("num_kv_heads = 1", "num_kv_heads = num_heads",
+                     "num_kv_heads = num_heads / 2", "num_heads = 1")),
+    ),
+    "14_flash_attention": (
+        Question(
+            "How many GiB does one layer's score matrix take for a single sequence of "
+            "n = m = 32768 tokens with 32 heads in float16?",
+            32 * 32768 * 32768 * 2 // GiB, INTEGER,
+            "32 heads × 32768² scores × 2 bytes = 68,719,476,736 bytes = 64 GiB, for one layer "
+            "and one sequence. Flash attention holds one (n, block_size) block per head instead: "
+            "with block_size 128, 32 · 32768 · 128 · 2 bytes = 256 MiB."),
+        Question(
+            "A query's running maximum is 5; the next block's largest score is 7. By what factor "
+            "are its running sum and its accumulator multiplied before the block's terms are added?",
+            math.exp(5 - 7), NUMBER,
+            "α = exp(m_old − m_new) = exp(−2) ≈ 0.135. Every term so far was exp(s − 5); it must "
+            "become exp(s − 7), which is exp(s − 5) · exp(−2). The new block's terms are "
+            "exp(s − 7) directly.",
+            rel_tolerance=0.01),
+        Question(
+            "The keys are split in two halves, and attention over each half gives (out₁, lse₁) "
+            "and (out₂, lse₂). Which lse does attention over all the keys have?",
+            "C", CHOICE,
+            "lse = log(Σ₁ eˢ + Σ₂ eˢ) = log(e^lse₁ + e^lse₂) = logaddexp(lse₁, lse₂). The merged "
+            "output is then out₁ · e^(lse₁ − lse) + out₂ · e^(lse₂ − lse): the same rescaling as "
+            "the online softmax, and how split-K decoding and ring attention combine partial "
+            "results.",
+            choices=("max(lse₁, lse₂)", "lse₁ + lse₂", "log(exp(lse₁) + exp(lse₂))",
+                     "(lse₁ + lse₂) / 2")),
+        Question(
+            "What should the running maximum start at, so that a row whose scores are all about "
+            "−10⁴ still comes out right?",
+            "B", CHOICE,
+            "Starting at 0, the maximum stays 0 for that row: every exp(s − 0) = exp(−10⁴) "
+            "underflows to 0, and the output is 0 / 0 = NaN. Starting at −inf, the first "
+            "block sets it to the row's true maximum, and α = exp(−inf) = 0 wipes the empty "
+            "start.",
+            choices=("0", "-inf", "1")),
     ),
 }
 
