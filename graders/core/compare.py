@@ -137,9 +137,11 @@ def expect_grads_close(
     check: str,
     on: str,
     suspects: Sequence[Suspect] = (),
+    slack: float = 1.0,
 ) -> None:
     """Compare named gradients (inputs and parameters), each against PyTorch's; ``suspects``
-    (see :func:`expect_close`) may name a mistake seen in any of them."""
+    (see :func:`expect_close`) may name a mistake seen in any of them. ``slack`` widens the
+    tolerance on top of the gradients' own :data:`GRAD_SLACK`."""
     for name, exp in expected.items():
         grad = got.get(name)
         if exp is None:
@@ -151,4 +153,5 @@ def expect_grads_close(
                  "is part of the computation detached, done under torch.no_grad(), or done "
                  "with .data / .item()?"],
             )
-        expect_close(grad, exp, f"{check}: gradient of {name}", on, suspects, slack=GRAD_SLACK)
+        expect_close(grad, exp, f"{check}: gradient of {name}", on, suspects,
+                     slack=GRAD_SLACK * slack)

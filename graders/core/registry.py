@@ -579,6 +579,7 @@ KATAS: tuple[Kata, ...] = (
             "scale-by-embed-dim",
             "causal-diagonal",
             "nan-on-fully-masked",
+            "finite-mask-fill",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(

@@ -202,4 +202,11 @@ MUTANTS += [
              '        weights = torch.softmax(scores, dim=-1)\n'),
         ],
     ),
+    Mutant(
+        "finite-mask-fill",
+        why="Hugging Face's eager attention: blocked scores filled with torch.finfo(dtype).min, "
+            "so a query whose keys are all blocked attends uniformly instead of getting zeros.",
+        edits=[('scores = scores.masked_fill(attn_mask, float("-inf"))',
+                'scores = scores.masked_fill(attn_mask, torch.finfo(scores.dtype).min)')],
+    ),
 ]
