@@ -175,7 +175,7 @@ def untranslated(language: str) -> dict[str, list[str]]:
 
 _FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```", re.S | re.M)  # also indented, in a list
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
-_MATH = re.compile(r"\$[^$\n]+\$")
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$")  # display math first, then inline
 _PLACEHOLDER = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(?:[.:!][^{}]*)?\}(?!\})")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _NUMBER = re.compile(r"\d+")
