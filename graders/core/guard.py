@@ -55,6 +55,8 @@ _MODULES = {
     "torch.nn.MultiheadAttention": torch.nn.MultiheadAttention,
     "torch.nn.TransformerEncoderLayer": torch.nn.TransformerEncoderLayer,
     "torch.nn.TransformerEncoder": torch.nn.TransformerEncoder,
+    "torch.nn.TransformerDecoderLayer": torch.nn.TransformerDecoderLayer,
+    "torch.nn.TransformerDecoder": torch.nn.TransformerDecoder,
 }
 # Fused kernels the forbidden modules may dispatch to directly.
 _FUSED = {
