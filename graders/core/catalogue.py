@@ -54,7 +54,8 @@ _ENTRIES = (
             "A query whose keys are all blocked gave NaN; the contract says its weights are "
             "all zero.",
             "After the softmax, zero the rows where every key is blocked, e.g. "
-            "torch.where(all_blocked, 0.0, weights)."),
+            "torch.where(all_blocked, 0.0, weights); with nn.MultiheadAttention, pass "
+            "need_weights=False."),
     # --- heads (02, 03) ---
     Mistake("reshape-without-transpose",
             "The heads were made with a reshape alone, which mixes tokens of different "
