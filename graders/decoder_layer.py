@@ -115,8 +115,12 @@ _CALL: dict[str, Any] = {}
 
 
 @contextlib.contextmanager
-def grading_call(module: nn.Module, n: int, m: int, batch_first: bool) -> Iterator[None]:
-    _CALL.update(n=n, m=m, batch_first=batch_first, module=module,
+def grading_call(module: nn.Module, inputs: Inputs, args: LayerArgs) -> Iterator[None]:
+    n, m = lengths(inputs, args)
+    b = inputs.tgt.shape[0 if args.batch_first else 1]
+    _CALL.update(n=n, m=m, batch_first=args.batch_first,
+                 # a length that equals the batch size or the width could be misread
+                 readable=n != m and not {b, args.d_model} & {n, m},
                  cross={id(sub) for name, sub in module.named_modules()
                         if name.rsplit(".", 1)[-1] == "multihead_attn"},
                  self={id(sub) for name, sub in module.named_modules()
@@ -153,7 +157,7 @@ def slug_for_exception(exc: BaseException) -> str | None:
       (key_padding_mask); when the module that raised is multihead_attn and its keys have
       the target's length, ``cross-attention-missing`` (keys and values from the target).
     """
-    if not _CALL or _CALL["n"] == _CALL["m"]:
+    if not _CALL or not _CALL["readable"]:
         return None
     n, m = _CALL["n"], _CALL["m"]
     message = str(exc)
@@ -569,8 +573,7 @@ def run(impl: Implementation, module: nn.Module, what: str, tgt: Tensor, inputs:
         args: LayerArgs, on: str, memory: Tensor | None = None) -> Tensor:
     """module(tgt, memory, **masks) under the guard, with the lengths known to
     :func:`slug_for_exception`."""
-    n, m = lengths(inputs, args)
-    with quiet_mask_types(), grading_call(module, n, m, args.batch_first):
+    with quiet_mask_types(), grading_call(module, inputs, args):
         out = impl.call(module, tgt, inputs.memory if memory is None else memory,
                         what=what, on=on, **inputs.given)
     return expect_tensor(out, what, on)
