@@ -513,7 +513,7 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
     slug = None
     if (probe is not None and missing and not unexpected and not resized
             and all(".multihead_attn." in "." + k for k in missing)):
-        slug = _probe_memory_use(module, ours, probe)
+        slug = _probe_memory_use(impl, module, ours, probe)
         if slug == "shared-attention-weights":
             details.append("your layer has no multihead_attn, yet its output depends on memory: "
                            "one attention module is doing both jobs")
@@ -524,18 +524,23 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
     raise verdict(f"loading PyTorch's weights into {what}", on, details, slug)
 
 
-def _probe_memory_use(module: nn.Module, state: dict[str, Tensor], probe: Inputs) -> str | None:
-    """Load what fits and run the module on two different memories (None if it fails)."""
+def _probe_memory_use(impl: Implementation, module: nn.Module, state: dict[str, Tensor],
+                      probe: Inputs) -> str | None:
+    """Load what fits and run the module on two different memories, under the guard
+    (None when that fails: the failure itself is not this check's verdict)."""
+    what, on = "TransformerDecoderLayer.forward", "a probe: does the output depend on memory?"
     try:
-        module.load_state_dict(state, strict=False)
+        impl.call(module.load_state_dict, state, strict=False, what="load_state_dict", on=on)
         module.eval()
-        outs = [module(probe.tgt, memory) for memory in (probe.memory, probe.memory * -2.0 + 1.0)]
-        if not all(isinstance(out, Tensor) for out in outs) or outs[0].shape != outs[1].shape:
-            return None
-        same = torch.allclose(outs[0].detach(), outs[1].detach(), rtol=1e-5, atol=1e-6)
-        return "cross-attention-missing" if same else "shared-attention-weights"
-    except Exception:  # the learner's code, outside the guard: any failure means "can't tell"
+        outs = [impl.call(module, probe.tgt, memory, what=what, on=on)
+                for memory in (probe.memory, probe.memory * -2.0 + 1.0)]
+    except GradingFailure:
         return None
+    if not all(isinstance(out, Tensor) and out.is_floating_point() and bool(out.isfinite().all())
+               for out in outs) or outs[0].shape != outs[1].shape:
+        return None
+    same = torch.allclose(outs[0].detach(), outs[1].detach(), rtol=1e-5, atol=1e-6)
+    return "cross-attention-missing" if same else "shared-attention-weights"
 
 
 def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,

@@ -47,6 +47,7 @@ TARGETS = {
     "05_positional_encoding": Target("PositionalEncoding", "forward"),
     "06_encoder_layer": Target("TransformerEncoderLayer", "forward"),
     "07_flops": Target(None, "mha_flops", returns_int=True),
+    "08_decoder_layer": Target("TransformerDecoderLayer", "forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
