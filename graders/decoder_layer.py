@@ -142,6 +142,9 @@ def _attention_frame(exc: BaseException) -> dict[str, Any] | None:
     return found
 
 
+# nn.MultiheadAttention's messages for a mask that does not fit (torch 2.x).
+_MASK_SHAPE = re.compile(r"shape of the 2D attn_mask is torch\.Size\(\[(\d+), (\d+)\]\)")
+_PADDING_LENGTH = re.compile(r"key_padd\w*_mask\.shape\[1\] to be \d+, but got (\d+)")
 _BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) "
                         r"at non-singleton dimension (\d+)")
 
@@ -171,15 +174,20 @@ def slug_for_exception(exc: BaseException) -> str | None:
         q_len, k_len = query.shape[axis], key.shape[axis]
         if q_len == m:
             return "cross-attention-query-from-memory"
-        about_mask = "2D attn_mask" in message
-        about_padding = "key_padded_mask" in message or "key_padding_mask" in message
-        if q_len != n or not (about_mask or about_padding):
+        if q_len != n or k_len not in (n, m):
+            return None
+        other = n if k_len == m else m  # the length of the other sequence's keys
+        mask = _MASK_SHAPE.search(message)
+        padding = _PADDING_LENGTH.search(message)
+        if mask and tuple(int(g) for g in mask.groups()) == (n, other):
+            slug = "tgt-mask-in-cross-attention"
+        elif padding and int(padding.group(1)) == other:
+            slug = "padding-masks-swapped"
+        else:
             return None
         if k_len == n and id(module) in _CALL["cross"] and id(module) not in _CALL["self"]:
-            return "cross-attention-missing"
-        if k_len in (n, m):
-            return "tgt-mask-in-cross-attention" if about_mask else "padding-masks-swapped"
-        return None
+            return "cross-attention-missing"  # the right masks, but keys from the target
+        return slug
     match = _BROADCAST.search(message)
     if isinstance(exc, RuntimeError) and match:
         a, b, dim = (int(g) for g in match.groups())
