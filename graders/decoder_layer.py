@@ -30,7 +30,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graders.core.compare import expect_close, expect_grads_close, expect_tensor, tolerance
+from graders.core.compare import (
+    MISTAKE_SLACK,
+    expect_close,
+    expect_grads_close,
+    expect_tensor,
+    tolerance,
+)
 from graders.core.implementation import Implementation
 from graders.core.inputs import (
     bool_mask,
@@ -42,9 +48,15 @@ from graders.core.inputs import (
     randomize_,
     weighted_sum,
 )
-from graders.core.mistakes import Suspect
+from graders.core.mistakes import Suspect, identify
 from graders.core.reference import attend
-from graders.core.report import GradingFailure, describe_inputs, describe_value, verdict
+from graders.core.report import (
+    GradingFailure,
+    describe_inputs,
+    describe_value,
+    mistake_lines,
+    verdict,
+)
 from graders.encoder_layer import (
     ACTIVATIONS,
     LayerArgs as EncoderLayerArgs,
@@ -153,7 +165,8 @@ def slug_for_exception(exc: BaseException) -> str | None:
     """With target length n != memory length m, several mix-ups raise:
 
     - nn.MultiheadAttention called with queries of the memory's length, or the residual sum
-      of the target and an attention output of the memory's length (sequence axis):
+      of the target and an attention output of the memory's length (failing on axis 0 or
+      1, the sequence axis of either layout):
       ``cross-attention-query-from-memory``;
     - an attention with target queries refusing a mask of the other sequence's size:
       ``tgt-mask-in-cross-attention`` (attn_mask) or ``padding-masks-swapped``
@@ -191,7 +204,8 @@ def slug_for_exception(exc: BaseException) -> str | None:
     match = _BROADCAST.search(message)
     if isinstance(exc, RuntimeError) and match:
         a, b, dim = (int(g) for g in match.groups())
-        if {a, b} == {n, m} and dim == (1 if _CALL["batch_first"] else 0):
+        # The sequence axis of (n, b, d) or (b, n, d): the learner may have moved to either.
+        if {a, b} == {n, m} and dim in (0, 1):
             return "cross-attention-query-from-memory"
     return None
 
@@ -592,6 +606,37 @@ def run(impl: Implementation, module: nn.Module, what: str, tgt: Tensor, inputs:
     return expect_tensor(out, what, on)
 
 
+def named_on_equal_lengths(failure: GradingFailure, impl: Implementation, module: nn.Module,
+                           what: str, twin: nn.Module, args: LayerArgs, inputs: Inputs,
+                           equal_inputs, suspects_for, slack: float = 1.0) -> GradingFailure:
+    """The learner's code raised on a target and memory of different lengths, and the error
+    named no mistake. Mixing up the two sequences (a mask or an input given to the wrong
+    attention) raises on such inputs, in ways that depend on how the attention is written.
+    Run the same kind of input with equal lengths, where such a mix-up computes: if the
+    output then matches a mistake, the failure names it. Otherwise it is returned as is.
+    """
+    n, m = lengths(inputs, args)
+    if type(failure) is not GradingFailure or failure.slug or n == m:
+        return failure
+    probe = equal_inputs(inputs)
+    try:
+        got = run(impl, module, what, probe.tgt, probe, args, "the same kind of input, m = n")
+    except GradingFailure:
+        return failure
+    expected = twin_output(twin, probe.tgt, probe)
+    rtol, atol = tolerance(expected.dtype, slack * MISTAKE_SLACK)
+    if got.shape == expected.shape and torch.allclose(
+            got.detach().double(), expected.detach().double(), rtol=rtol, atol=atol):
+        return failure
+    slug = identify(got, expected, suspects_for(probe), rtol, atol)
+    if slug is None:
+        return failure
+    first, *rest = str(failure).splitlines()
+    note = (f"  with the memory as long as the target ({n}), your code runs, and gives "
+            "what this mistake gives")
+    return GradingFailure("\n".join([first, *mistake_lines(slug), *rest, note]), slug=slug)
+
+
 def twin_output(twin: nn.Module, tgt: Tensor, inputs: Inputs, memory: Tensor | None = None):
     with quiet_mask_types():
         return twin(tgt, inputs.memory if memory is None else memory, **inputs.given)
@@ -617,11 +662,17 @@ def check_layer(impl: Implementation, args: LayerArgs, *, n: int = 5, m: int = 7
     on = describe(inputs, args)
     what = "TransformerDecoderLayer.forward"
     tgt, memory = leaf_copies(inputs.tgt, inputs.memory)
-    out = run(impl, layer, what, tgt, inputs, args, on, memory)
+    state = {k: v.detach() for k, v in twin.state_dict().items()}
+    try:
+        out = run(impl, layer, what, tgt, inputs, args, on, memory)
+    except GradingFailure as failure:
+        raise named_on_equal_lengths(
+            failure, impl, layer, what, twin, args, inputs,
+            lambda _: make_inputs(args, n, n, b, masks, seed, dtype, device),
+            lambda probe: layer_suspects(state, probe, args), slack) from None
 
     ref_tgt, ref_memory = leaf_copies(inputs.tgt, inputs.memory)
     expected = twin_output(twin, ref_tgt, inputs, ref_memory)
-    state = {k: v.detach() for k, v in twin.state_dict().items()}
     suspects = layer_suspects(state, inputs, args)
     suspects.append(differs_on_rerun(lambda: run(impl, layer, what, inputs.tgt, inputs, args, on)))
     expect_close(out, expected, "the output", on, suspects, slack=slack)
@@ -792,11 +843,17 @@ def check_decoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     on = describe(inputs, args, f"; {num_layers} layers, final norm {final}")
     call = "TransformerDecoder.forward"
     tgt, memory = leaf_copies(inputs.tgt, inputs.memory)
-    out = run(impl, decoder, call, tgt, inputs, args, on, memory)
+    state = {k: v.detach() for k, v in twin.state_dict().items()}
+    try:
+        out = run(impl, decoder, call, tgt, inputs, args, on, memory)
+    except GradingFailure as failure:
+        raise named_on_equal_lengths(
+            failure, impl, decoder, call, twin, args, inputs,
+            lambda _: make_inputs(args, n, n, b, masks, seed, dtype, device),
+            lambda probe: decoder_suspects(state, probe, args, num_layers), slack) from None
 
     ref_tgt, ref_memory = leaf_copies(inputs.tgt, inputs.memory)
     expected = twin_output(twin, ref_tgt, inputs, ref_memory)
-    state = {k: v.detach() for k, v in twin.state_dict().items()}
     suspects = decoder_suspects(state, inputs, args, num_layers)
     suspects.append(differs_on_rerun(lambda: run(impl, decoder, call, inputs.tgt, inputs, args, on)))
     expect_close(out, expected, "the output", on, suspects, slack=slack)

@@ -79,6 +79,31 @@ MUTANTS = [
                                        POST_SA.replace("tgt_key_padding_mask", "memory_key_padding_mask"))),
     ),
     Mutant(
+        'padding-masks-swapped',
+        variant='own_attention',
+        base='own_attention',
+        why="a hand-written attention's self-attention gets memory_key_padding_mask (with "
+            "lengths that differ it raises inside the learner's own code).",
+        edits=[("self.self_attn(x, x, tgt_mask, tgt_key_padding_mask)",
+                "self.self_attn(x, x, tgt_mask, memory_key_padding_mask)")],
+    ),
+    Mutant(
+        'tgt-mask-in-cross-attention',
+        variant='own_attention',
+        base='own_attention',
+        why="a hand-written attention's cross-attention gets tgt_mask instead of memory_mask.",
+        edits=[("self.multihead_attn(x, memory, memory_mask, memory_key_padding_mask)",
+                "self.multihead_attn(x, memory, tgt_mask, memory_key_padding_mask)")],
+    ),
+    Mutant(
+        'cross-attention-query-from-memory',
+        variant='own_attention',
+        base='own_attention',
+        why="a hand-written cross-attention is called as multihead_attn(memory, x): memory asks.",
+        edits=[("self.multihead_attn(x, memory, memory_mask, memory_key_padding_mask)",
+                "self.multihead_attn(memory, x, memory_mask, memory_key_padding_mask)")],
+    ),
+    Mutant(
         'cross-attention-missing',
         why='the forward pass skips the cross-attention block (copied from the encoder layer).',
         edits=[(PRE_CA + "\n", ""), (POST_CA + "\n", "")],
