@@ -60,7 +60,6 @@ from graders.core.report import (
 from graders.encoder_layer import (
     ACTIVATIONS,
     LayerArgs as EncoderLayerArgs,
-    activation_name,
     causal,
     differs_on_rerun,
     expect_module,
@@ -340,11 +339,13 @@ def layer_mistakes(args: LayerArgs, inputs: Inputs) -> list[tuple[str, dict[str,
     given = inputs.given
     if "tgt_mask" in given or "memory_mask" in given:
         mistakes += [
-            ("tgt-mask-in-cross-attention", {"cross_masks": ("tgt_mask", "memory_key_padding_mask")}),
+            ("tgt-mask-in-cross-attention",
+             {"cross_masks": ("tgt_mask", "memory_key_padding_mask")}),
             ("tgt-mask-in-cross-attention", {
                 "self_masks": ("memory_mask", "tgt_key_padding_mask"),
                 "cross_masks": ("tgt_mask", "memory_key_padding_mask")}),
-            ("tgt-mask-in-cross-attention", {"self_masks": ("memory_mask", "tgt_key_padding_mask")}),
+            ("tgt-mask-in-cross-attention",
+             {"self_masks": ("memory_mask", "tgt_key_padding_mask")}),
         ]
     if "tgt_key_padding_mask" in given or "memory_key_padding_mask" in given:
         mistakes += [
@@ -855,7 +856,8 @@ def check_decoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     ref_tgt, ref_memory = leaf_copies(inputs.tgt, inputs.memory)
     expected = twin_output(twin, ref_tgt, inputs, ref_memory)
     suspects = decoder_suspects(state, inputs, args, num_layers)
-    suspects.append(differs_on_rerun(lambda: run(impl, decoder, call, inputs.tgt, inputs, args, on)))
+    suspects.append(differs_on_rerun(
+        lambda: run(impl, decoder, call, inputs.tgt, inputs, args, on)))
     expect_close(out, expected, "the output", on, suspects, slack=slack)
     if not check_grads:
         return
