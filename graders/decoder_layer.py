@@ -9,9 +9,10 @@ same thing from the state dict with one switch per catalogued mistake; the grade
 switch to recognise that mistake.
 
 Inputs are chosen so that each mistake shows: the target and memory lengths differ (most
-mask and query/key mix-ups then raise, and :func:`slug_for_exception` names them), some
-checks use equal lengths (the same mix-ups then compute, and the references name them by
-value), every position is compared (a missing causal mask hardly changes the last one),
+mask and query/key mix-ups then raise: :func:`slug_for_exception` reads nn.MultiheadAttention's
+shape errors, and :func:`named_on_equal_lengths` reruns any other unexplained error on equal
+lengths, where the mix-up computes and is named by value), some checks use equal lengths
+from the start, every position is compared (a missing causal mask hardly changes the last one),
 and key padding masks have holes in the middle that differ per batch element (with
 right-padding the causal mask would hide a missing target padding mask). Fully masked
 rows are kept out of the comparisons with PyTorch and checked on their own against the
@@ -49,7 +50,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect, identify
-from graders.core.reference import attend
+from graders.core.reference import additive_mask, attend
 from graders.core.report import (
     GradingFailure,
     describe_inputs,
@@ -955,6 +956,24 @@ def fully_masked_inputs(args: LayerArgs, n: int, m: int, b: int, seed: int) -> I
                    "padding (fully masked rows)")
 
 
+def fully_masked_rows(inputs: Inputs, args: LayerArgs) -> Tensor:
+    """Bool (n, b), or (b, n) with batch_first: the target positions whose self-attention or
+    cross-attention has every key blocked (bool masks and padding only)."""
+    masks = inputs.masks
+    n, m = lengths(inputs, args)
+    b = inputs.tgt.shape[0 if args.batch_first else 1]
+    self_blocked = torch.zeros(b, n, n, dtype=torch.bool)
+    cross_blocked = torch.zeros(b, n, m, dtype=torch.bool)
+    for blocked, attn, padding in ((self_blocked, "tgt_mask", "tgt_key_padding_mask"),
+                                   (cross_blocked, "memory_mask", "memory_key_padding_mask")):
+        if masks.get(attn) is not None:
+            blocked |= torch.isneginf(additive_mask(masks[attn], torch.float64)).cpu()
+        if masks.get(padding) is not None:
+            blocked |= masks[padding].cpu()[:, None, :]
+    dead = self_blocked.all(dim=-1) | cross_blocked.all(dim=-1)  # (b, n)
+    return dead if args.batch_first else dead.T
+
+
 @pytest.mark.followup
 def test_fully_masked_rows(impl):
     """A query whose keys are all blocked gets zero attention, so its attention output is
@@ -970,8 +989,14 @@ def test_fully_masked_rows(impl):
         out = run(impl, layer, "TransformerDecoderLayer.forward", tgt, inputs, args, on, memory)
         state = {k: v.detach() for k, v in twin.state_dict().items()}
         expected = layer_reference(state, inputs, args)
-        nan_rows = Suspect("nan-on-fully-masked",
-                           matches=lambda got: bool(torch.isnan(got).any()))
+        dead = fully_masked_rows(inputs, args)
+
+        def nan_on_dead_rows(got: Tensor) -> bool:
+            """NaN somewhere, and only in rows that have a fully masked attention."""
+            nan = torch.isnan(got.detach()).any(dim=-1)
+            return bool(nan.any()) and nan.shape == dead.shape and not bool((nan & ~dead).any())
+
+        nan_rows = Suspect("nan-on-fully-masked", matches=nan_on_dead_rows)
         expect_close(out, expected, "the output where some queries have every key blocked", on,
                      [nan_rows, *layer_suspects(state, inputs, args)])
         check = "backward through fully masked rows"
