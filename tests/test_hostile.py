@@ -49,6 +49,7 @@ TARGETS = {
     "05_positional_encoding": Target("PositionalEncoding", "forward"),
     "06_encoder_layer": Target("TransformerEncoderLayer", "forward"),
     "07_flops": Target(None, "mha_flops", returns_int=True),
+    "08_decoder_layer": Target("TransformerDecoderLayer", "forward"),
     "09_transformer": Target("Seq2SeqTransformer", "forward"),
     "10_vit": Target("Block", "forward"),
     "11_kv_cache": Target("CausalSelfAttention", "forward"),

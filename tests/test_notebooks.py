@@ -168,6 +168,8 @@ def test_quiz_numbers_agree_with_pytorch():
         assert key["06_encoder_layer"][3] == parameters(stack)
         assert key["09_transformer"][1] == parameters(
             nn.Transformer(512, 8, 6, 6, 2048, batch_first=True))
+        decoder_layer = nn.TransformerDecoderLayer(512, 8, dim_feedforward=2048)
+        assert key["08_decoder_layer"][3] == parameters(decoder_layer)
         assert key["01_attention"][4] == torch.empty(8, 1024, 1024).nbytes // 2**20
         # kata 10: ViT-B/16's block is a Pre-LN encoder layer of width 4 * 768 under timm's
         # names; PatchEmbed's tokens are the positions of its conv's output grid.
@@ -186,6 +188,16 @@ def test_quiz_numbers_agree_with_pytorch():
     batch_of_row = torch.arange(2)[:, None]  # (b, 1): each row's batch element
     assert key["04_masks"][2] == batch_of_row.repeat_interleave(3, dim=0)[4].item()
     assert key["04_masks"][3] == batch_of_row.repeat(3, 1)[1].item()
+    tgt, memory = torch.zeros(10, 4, 512), torch.zeros(30, 4, 512)
+    cross = nn.MultiheadAttention(512, 8)
+    out, weights = cross(tgt, memory, memory, attn_mask=torch.zeros(10, 30))
+    assert quiz_module.questions("08")[0].choices[ord(key["08_decoder_layer"][1]) - ord("A")] == (
+        str(tuple(out.shape)))
+    assert weights.shape == (4, 10, 30)
+    assert quiz_module.questions("08")[1].choices[ord(key["08_decoder_layer"][2]) - ord("A")] == "(10, 30)"
+    causal = nn.Transformer.generate_square_subsequent_mask(6).isinf()
+    left_padded = torch.arange(6) < 2
+    assert key["08_decoder_layer"][4] == int((causal | left_padded).all(dim=-1).sum())
 
 
 def _load_solution(kata: Kata):

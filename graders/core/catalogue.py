@@ -57,7 +57,8 @@ _ENTRIES = (
             "(all_blocked = torch.isneginf(scores).all(-1, keepdim=True); "
             "scores = scores.masked_fill(all_blocked, 0.0)), then zero their weights after "
             "it (weights.masked_fill(all_blocked, 0.0)). Zeroing after the softmax alone "
-            "leaves NaN gradients."),
+            "leaves NaN gradients. With nn.MultiheadAttention, pass need_weights=False "
+            "(with weights, PyTorch gives NaN there)."),
     Mistake("finite-mask-fill",
             "Blocked scores were filled with a large finite number (masked_fill(mask, -1e9)) "
             "instead of -inf: right until a query's keys are all blocked, where it attends "
@@ -173,19 +174,20 @@ _ENTRIES = (
             "In Pre-LN the residual added the normalised x instead of the un-normalised one.",
             "h = norm(x); x = x + f(h): add f(h) to x, not to h."),
     Mistake("shared-layer-weights",
-            "The encoder's layers share weights, with each other or with the layer passed in; "
-            "each must be an independent deep copy.",
+            "The stack's layers (encoder or decoder) share weights, with each other or with "
+            "the layer passed in; each must be an independent deep copy.",
             "nn.ModuleList(copy.deepcopy(layer) for _ in range(num_layers))."),
     Mistake("activation-misplaced",
             "The activation is in the wrong place (or missing): it goes between linear1 and "
             "linear2, nowhere else.",
             "linear2(dropout(activation(linear1(x))))."),
     Mistake("mask-not-forwarded",
-            "A mask was not passed on to the attention (src_mask or src_key_padding_mask), "
-            "or not to every layer.",
-            "self_attn(x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask)."),
+            "A mask was not passed on to its attention (e.g. src_mask, tgt_mask or a key "
+            "padding mask), or not to every layer.",
+            "self_attn(x, x, x, attn_mask=src_mask, key_padding_mask=src_key_padding_mask), "
+            "and every layer of a stack gets the masks."),
     Mistake("final-norm-missing",
-            "The encoder's final norm was not applied.",
+            "The stack's final norm (the encoder's or decoder's norm) was not applied.",
             "if self.norm is not None: output = self.norm(output)."),
     # --- FLOPs (07) ---
     Mistake("macs-not-flops",
@@ -326,6 +328,31 @@ _ENTRIES = (
             "raw logits.",
             "Return self.generator(decoded) as it is: nn.CrossEntropyLoss applies "
             "log-softmax itself."),
+    # --- decoder layer (08) ---
+    Mistake("cross-attention-query-from-memory",
+            "The cross-attention took its queries from memory; they come from the target, "
+            "and only the keys and values come from memory.",
+            "multihead_attn(x, memory, memory, ...): query first, then key and value."),
+    Mistake("tgt-mask-in-cross-attention",
+            "The masks went to the wrong attention: tgt_mask belongs to the self-attention "
+            "and memory_mask to the cross-attention.",
+            "self_attn(..., attn_mask=tgt_mask); multihead_attn(..., attn_mask=memory_mask)."),
+    Mistake("padding-masks-swapped",
+            "The padding masks went to the wrong attention: tgt_key_padding_mask blocks "
+            "target keys in the self-attention, memory_key_padding_mask memory keys in the "
+            "cross-attention.",
+            "Each key padding mask goes with its keys: the target's to self_attn, the "
+            "memory's to multihead_attn."),
+    Mistake("cross-attention-missing",
+            "The cross-attention to memory is missing (skipped, or its keys and values came "
+            "from the target), so the output ignores memory.",
+            "Between self-attention and feed-forward: x = x + multihead_attn(x, memory, "
+            "memory, ...) with its own residual and norm2."),
+    Mistake("shared-attention-weights",
+            "One attention module served as both self-attention and cross-attention; they "
+            "are two modules with their own weights.",
+            "Build two: self.self_attn = nn.MultiheadAttention(...) and self.multihead_attn "
+            "= nn.MultiheadAttention(...)."),
     # --- shared by every kata ---
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",

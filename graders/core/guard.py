@@ -59,6 +59,8 @@ _MODULES = {
     "torch.nn.TransformerEncoder": torch.nn.TransformerEncoder,
     # Refusing __init__ and forward leaves the static generate_square_subsequent_mask free.
     "torch.nn.Transformer": torch.nn.Transformer,
+    "torch.nn.TransformerDecoderLayer": torch.nn.TransformerDecoderLayer,
+    "torch.nn.TransformerDecoder": torch.nn.TransformerDecoder,
 }
 # Fused kernels the forbidden modules may dispatch to directly.
 _FUSED = {

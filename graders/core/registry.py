@@ -45,6 +45,10 @@ ENCODER_BUILTINS = (
 # Kata 09: building an nn.Transformer (its static generate_square_subsequent_mask is fine;
 # PyTorch's encoder and decoder classes and nn.MultiheadAttention are allowed).
 TRANSFORMER_BUILTINS = ("torch.nn.Transformer",)
+DECODER_BUILTINS = (
+    "torch.nn.TransformerDecoderLayer",
+    "torch.nn.TransformerDecoder",
+)
 
 
 @dataclass(frozen=True)
@@ -392,6 +396,54 @@ KATAS: tuple[Kata, ...] = (
         ),
     ),
     Kata(
+        id="08",
+        name="08_decoder_layer",
+        file="decoder_layer.py",
+        title="A Transformer decoder layer and stack",
+        track="models",
+        difficulty="hard",
+        target_minutes=30,
+        prerequisites=("06",),
+        mistakes=(
+            "cross-attention-query-from-memory",
+            "tgt-mask-in-cross-attention",
+            "padding-masks-swapped",
+            "cross-attention-missing",
+            "shared-attention-weights",
+            "norm-order-swapped",
+            "missing-residual",
+            "shared-layer-weights",
+            "final-norm-missing",
+            "residual-from-normed",
+            "activation-misplaced",
+            "mask-not-forwarded",
+            "dropout-in-eval",
+            "nan-on-fully-masked",
+        ),
+        forbidden=DECODER_BUILTINS,
+        hints=(
+            "Kata 06's layer with one more sub-block in the middle. Ask of each attention: "
+            "where do its queries come from, where do its keys and values come from, and "
+            "which two of the four masks belong to it?",
+            "Three sub-blocks, each with its own residual and norm (norm1, norm2, norm3): "
+            "self-attention over the target (tgt_mask, tgt_key_padding_mask); cross-attention "
+            "with queries from the target and keys/values from memory (memory_mask, "
+            "memory_key_padding_mask), in its own module multihead_attn; the feed-forward "
+            "block. Post-LN normalises after each residual sum, Pre-LN before each sub-block. "
+            "The decoder deep-copies the layer and gives every layer the same memory and masks.",
+            "def _sa(self, x, mask, pad):\n"
+            "    return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=pad,\n"
+            "                                        need_weights=False)[0])\n"
+            "def _ca(self, x, mem, mask, pad):   # queries x, keys and values mem\n"
+            "    return self.dropout2(self.multihead_attn(x, mem, mem, attn_mask=mask,\n"
+            "                                             key_padding_mask=pad, need_weights=False)[0])\n"
+            "# Pre-LN:  x = x + self._sa(self.norm1(x), tgt_mask, tgt_key_padding_mask)\n"
+            "#          x = x + self._ca(self.norm2(x), memory, memory_mask, memory_key_padding_mask)\n"
+            "#          x = x + self._ff(self.norm3(x))   # _ff as in kata 06, ending in dropout3\n"
+            "# Post-LN: x = self.norm1(x + self._sa(x, ...)), and so on for norm2 and norm3",
+        ),
+    ),
+    Kata(
         id="09",
         name="09_transformer",
         file="transformer.py",
@@ -399,7 +451,7 @@ KATAS: tuple[Kata, ...] = (
         track="models",
         difficulty="hard",
         target_minutes=35,
-        prerequisites=("05", "06"),
+        prerequisites=("05", "08"),
         mistakes=(
             "embedding-not-scaled",
             "positional-encoding-missing",

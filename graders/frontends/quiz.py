@@ -677,6 +677,40 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "start.",
             choices=("0", "-inf", "1")),
     ),
+    "08_decoder_layer": (
+        Question(
+            "tgt is (n, b, d) = (10, 4, 512) and memory is (m, b, d) = (30, 4, 512). What shape "
+            "does the cross-attention's output have?",
+            "A", CHOICE,
+            "The queries come from the target, so there is one output row per target position: "
+            "(10, 4, 512). The memory's length only sets the number of keys each query weighs "
+            "(the weights are (b, h, 10, 30)); it never reaches the output's shape, which is "
+            "why the residual x + ca(x, memory) works.",
+            choices=("(10, 4, 512)", "(30, 4, 512)", "(10, 30, 512)", "(4, 10, 30)")),
+        Question(
+            "With n = 10 and m = 30 as above, which shape must `memory_mask` have?",
+            "C", CHOICE,
+            "A mask has one row per query and one column per key. In the cross-attention the "
+            "queries are the 10 target positions and the keys the 30 memory positions: "
+            "(10, 30). tgt_mask is (10, 10), and memory_key_padding_mask (b, 30).",
+            choices=("(30, 30)", "(10, 10)", "(10, 30)", "(30, 10)")),
+        Question(
+            "How many parameters does `nn.TransformerDecoderLayer(512, 8, dim_feedforward=2048)` "
+            "have?",
+            encoder_layer_parameters(512, 2048) + mha_parameters(512) + 2 * 512, INTEGER,
+            "Kata 06's encoder layer (3,152,384) plus a second attention block, the "
+            "cross-attention, 4·512² + 4·512 = 1,050,624, and a third LayerNorm, 2·512 = 1,024: "
+            "4,204,032."),
+        Question(
+            "A target of length 6 is left-padded by 2 (positions 0 and 1 are padding) and the "
+            "self-attention also gets the causal tgt_mask. How many of its 6 queries have "
+            "every key blocked?",
+            2, INTEGER,
+            "Query i sees keys 0..i under the causal mask; for i = 0 and i = 1 those are all "
+            "padding. Their attention weights are all zero by this repository's contract (the "
+            "attention output is out_proj's bias), never NaN. Right-padding never does this: "
+            "key 0 is always real."),
+    ),
 }
 
 
