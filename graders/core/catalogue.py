@@ -131,7 +131,8 @@ _ENTRIES = (
     Mistake("exponent-precedence",
             "The exponent lost its parentheses: base ** 2*i / d_model is (base**2)*i/d_model, "
             "not base**(2i/d_model).",
-            "Write base ** (2 * i / d_model), or exp(-(2i/d_model) * log(base))."),
+            "Divide by base ** (2 * i / d_model), or multiply by its inverse, "
+            "exp(-(2 * i / d_model) * math.log(base))."),
     Mistake("sin-cos-swapped",
             "sin and cos are swapped: even columns take sin, odd columns take cos.",
             "pe[:, 0::2] = sin(angles); pe[:, 1::2] = cos(angles)."),
