@@ -384,8 +384,9 @@ KATAS: tuple[Kata, ...] = (
             "product: that is p*q*r multiply-adds, 2*p*q*r FLOPs. List the products an "
             "attention layer does.",
             "Projections: q, k, v and out are each (tokens, d) @ (d, d) over l*b tokens. "
-            "Attention: Q Kᵀ and weights @ V are (l, d/h) @ (d/h, l) per batch element and "
-            "head - summed over the h heads, the head count cancels out. Cross-attention: Q "
+            "Attention: Q Kᵀ is (l, d/h) @ (d/h, l) and weights @ V is (l, l) @ (l, d/h) per "
+            "batch element and head - summed over the h heads, the head count cancels out. "
+            "Cross-attention: Q "
             "and out run over tgt_len tokens, K and V over src_len. Parameters: four d x d "
             "weights plus four length-d biases. Memory: b*h*l*l elements of the dtype's size.",
             "params = 4*d*d + (4*d if bias else 0)\n"
