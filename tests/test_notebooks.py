@@ -5,14 +5,16 @@
   of the reference solution anywhere.
 - Quiz: grading right, wrong and unanswered answers (no kernel), and the expected numbers
   against PyTorch's own modules.
-- Kernel: each notebook runs top to bottom with nbclient in an ipykernel whose working
-  directory is notebooks/, (a) as shipped: no cell errors, the grading cell says "not
-  implemented yet"; (b) with the reference solution in the skeleton cell and the quiz
-  answered: every check and every quiz answer passes. One kernel per notebook per case.
+- Kernel: each notebook, in each language, runs with nbclient in an ipykernel whose working
+  directory is the notebook's folder, (a) as shipped: no cell errors, the grading cell says
+  "not implemented yet"; (b) then, in the same kernel, its exercise and every cell after it
+  again with the reference solution in the skeleton cell and the quiz answered: every check
+  and every quiz answer passes. One kernel per notebook: it starts and imports once.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import math
 
@@ -336,8 +338,9 @@ def test_check_prints_a_plain_table_and_never_raises_on_wrong_code(capsys):
 
 # --- in a real kernel ---
 
-# The last cell the self-tests add: what check() and quiz() found, as data (any language).
+# What check() and quiz() found, as data (the same in every language).
 RESULT_CELL = 'print("KATA-RESULT", result.status, "|", quiz_result.all_correct)'
+SHIPPED_END = "KATA-SHIPPED-END"
 
 
 def execute(notebook, folder=NOTEBOOKS_DIR) -> str:
@@ -345,8 +348,7 @@ def execute(notebook, folder=NOTEBOOKS_DIR) -> str:
     return the text it printed.
 
     Fails on the first cell error, with its traceback."""
-    notebook.cells.append(nbformat.v4.new_code_cell(RESULT_CELL))
-    NotebookClient(notebook, timeout=120, kernel_name="python3",
+    NotebookClient(notebook, timeout=180, kernel_name="python3",
                    resources={"metadata": {"path": str(folder)}}).execute()
     texts = []
     for cell in notebook.cells:
@@ -356,26 +358,40 @@ def execute(notebook, folder=NOTEBOOKS_DIR) -> str:
     return "\n".join(texts)
 
 
-@by_notebook
-def test_shipped_notebook_runs_and_says_not_implemented(kata, language):
-    path = build.notebook_path(kata, language)
-    output = execute(nbformat.read(path, as_version=4), path.parent)
-    assert "KATA-RESULT not started | False" in output, output
-    if language == i18n.ENGLISH:
-        assert "not implemented yet" in output
-        assert "all checks pass" not in output
+def shipped_then_reference(kata: Kata, notebook) -> None:
+    """The notebook as shipped, then — in the same kernel, so that it starts and imports
+    once — its exercise and every cell after it again, with the reference solution in the
+    exercise cell and the right answers in the quiz."""
+    cells = notebook.cells
+    start = cells.index(tagged_cell(notebook, build.SKELETON_TAG))
+    again = [nbformat.from_dict(copy.deepcopy(dict(cell))) for cell in cells[start:]]
+    for cell in again:
+        cell.id = f"{cell.id}-again"
+        tags = cell.metadata.get("tags", [])
+        if build.SKELETON_TAG in tags:
+            cell.source = kata.solution_path.read_text()
+        elif build.QUIZ_ANSWERS_TAG in tags:
+            cell.source = build.quiz_answers_source(kata, quiz_module.answer_key(kata.id))
+    marker = nbformat.v4.new_code_cell(f"{RESULT_CELL}\nprint({SHIPPED_END!r})")
+    marker.id = "kata-shipped-end"
+    last = nbformat.v4.new_code_cell(RESULT_CELL)
+    last.id = "kata-reference-end"
+    notebook.cells = cells + [marker] + again + [last]
 
 
 @by_notebook
-def test_notebook_with_the_reference_and_the_right_answers_passes(kata: Kata, language):
+def test_notebook_runs_as_shipped_then_with_the_reference(kata: Kata, language):
+    """As shipped: no cell fails and grading says "not implemented yet". Then with the
+    reference and the right answers: every check and every quiz answer passes, and the
+    lesson cells after the exercise run on the learner's (now correct) code."""
     path = build.notebook_path(kata, language)
     notebook = nbformat.read(path, as_version=4)
-    tagged_cell(notebook, build.SKELETON_TAG).source = kata.solution_path.read_text()
-    answers = tagged_cell(notebook, build.QUIZ_ANSWERS_TAG)
-    answers.source = build.quiz_answers_source(kata, quiz_module.answer_key(kata.id))
-    output = execute(notebook, path.parent)
-    assert "KATA-RESULT all passed | True" in output, output
+    shipped_then_reference(kata, notebook)
+    shipped, reference = execute(notebook, path.parent).split(SHIPPED_END)
+    assert "KATA-RESULT not started | False" in shipped, shipped
+    assert "KATA-RESULT all passed | True" in reference, reference
     if language == i18n.ENGLISH:
-        assert "all checks pass" in output, output
+        assert "not implemented yet" in shipped and "all checks pass" not in shipped
+        assert "all checks pass" in reference, reference
         count = len(quiz_module.questions(kata.id))
-        assert f"{count}/{count} correct: well done" in output, output
+        assert f"{count}/{count} correct: well done" in reference, reference
