@@ -977,8 +977,8 @@ def fully_masked_rows(inputs: Inputs, args: LayerArgs) -> Tensor:
 @pytest.mark.followup
 def test_fully_masked_rows(impl):
     """A query whose keys are all blocked gets zero attention, so its attention output is
-    out_proj's bias (KATAS.md's rule), never NaN; gradients stay finite. Checked against
-    the reference computed from the state dict."""
+    out_proj's bias (the contract's rule, CONTRACT.md), never NaN; gradients stay finite.
+    Checked against the reference computed from the state dict."""
     for norm_first in (False, True):
         args = LayerArgs(norm_first=norm_first, batch_first=norm_first)
         twin = layer_twin(args, seed=1500 + norm_first)
