@@ -312,6 +312,13 @@ def test_contract_covers_every_kata_and_every_catalogued_slug_it_names():
         assert re.search(rf"^### {number:02d}_\w+ — `\w+\.py`", contract, re.M), number
     for kata in KATAS:
         assert f"### {kata.name} — `{kata.file}`" in contract, kata.name
+        section = contract.split(f"### {kata.name} — ")[1].split("\n### ")[0].split("\n## ")[0]
+        listed = re.search(r"^- Slugs?:(.*?)(?=^- |\Z)", section, re.M | re.S)
+        assert listed, f"{kata.name}: the contract lists no slugs"
+        slugs = set(re.findall(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`", listed.group(1)))
+        assert slugs and slugs <= set(kata.mistakes) | {"forbidden-builtin"}, (
+            f"{kata.name}: the contract names slugs its grader does not recognise: "
+            f"{sorted(slugs - set(kata.mistakes))}")
 
 
 def test_readme_kata_table_shows_difficulty_and_mock_target_from_the_registry():
