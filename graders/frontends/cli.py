@@ -280,8 +280,10 @@ def hint_level_word(level: str) -> str:
 
 def track_title(key: str) -> str:
     """A track's title (registry.TRACKS) in the learner's language."""
-    titles = {"foundations": _("Foundations"), "models": _("Full models and modern inference")}
-    return titles.get(key, registry.TRACKS.get(key, key))
+    title = registry.TRACKS.get(key, key)
+    translated = {"Foundations": _("Foundations"),
+                  "Full models and modern inference": _("Full models and modern inference")}
+    return translated.get(title, title)
 
 
 def progress_line(statuses: dict[str, str]) -> str:
