@@ -126,8 +126,8 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
                       escape(f"[{check.slug}]") if check.slug else "", escape(hint))
     console.print(table, markup=True)
     counts = ", ".join(f"{shown(label)} {passed}/{total}" for label, passed, total in result.tally)
-    console.print(f"{escape(counts)}: [bold]{escape(shown(result.status))}[/]", markup=True,
-                  highlight=False)
+    console.print(_("{counts}: {status}", counts=escape(counts),
+                    status=f"[bold]{escape(shown(result.status))}[/]"), markup=True, highlight=False)
     if result.note:
         console.print(result.note, markup=False, highlight=False)
     if result.status == NOT_STARTED:
