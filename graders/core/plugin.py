@@ -23,11 +23,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("attention-katas")
     group.addoption(
         "--impl", metavar="PATH", default=None,
-        help=f"grade the file at PATH instead of the kata's own file (also: {loader.ENV_VAR}=PATH)",
+        help=_("grade the file at PATH instead of the kata's own file (also: {variable}=PATH)",
+               variable=loader.ENV_VAR),
     )
     group.addoption(
         "--solutions", action="store_true", default=False,
-        help="grade the hidden reference solution in solutions/",
+        help=_("grade the hidden reference solution in solutions/"),
     )
 
 
