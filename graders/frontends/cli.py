@@ -501,7 +501,8 @@ class App:
         if assume_yes:
             return True
         try:
-            answer = self.console.input(f"{escape(question)} {escape(_('[y/N]'))} ")
+            choices = _("[y/N]")
+            answer = self.console.input(f"{escape(question)} {escape(choices)} ")
         except (EOFError, OSError, RuntimeError):  # RuntimeError: no stdin at all
             answer = ""
             self.print()
@@ -1146,7 +1147,7 @@ def build_report(app: App, announce: Callable[[str], None]) -> dict:
 def report_markdown(report: dict) -> str:
     lines = [_("# Attention katas: self-assessment ({time})",
                time=report["generated"].replace("T", " ")), "",
-             report["progress"] + ".", "",
+             _("{progress}.", progress=report["progress"]), "",
              _("_Status now: your file as it stands (as in `kata list`); best: the best any of "
                "your graded attempts reached._")]
     summaries = {s["kata"]: s for s in report["katas"]}
@@ -1157,10 +1158,11 @@ def report_markdown(report: dict) -> str:
                   "|---|---|---|---|---|---|---|---|"]
         for s in (summaries[k.name] for k in members):
             recurring = ", ".join(f"`{slug}` ×{s['mistakes'][slug]}" for slug in s["recurring_mistakes"])
+            seen = _("yes") if s["solution_revealed"] else _("no")
             lines.append(f"| {s['kata']} | {progress_words(s['status'])} | "
                          f"{shown(s['best_status'])} | {s['attempts']} "
                          f"| {duration(s['time_s'])} | {s['hints_used']}/{s['hints_total']} | "
-                         f"{_('yes') if s['solution_revealed'] else _('no')} | {recurring or '-'} |")
+                         f"{seen} | {recurring or '-'} |")
     if report["mocks"]:
         lines += ["", _("## Mock interviews"), "",
                   _("| kata | started | time taken | result |"), "|---|---|---|---|"]
