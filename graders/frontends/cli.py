@@ -1229,10 +1229,27 @@ def overview() -> str:
         languages=", ".join(i18n.languages()))
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help layout, its "usage: " in the learner's language."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        return super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
+
+
+def localised(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with argparse's own headings and ``--help`` text in the learner's language."""
+    parser._positionals.title = _("positional arguments")
+    parser._optionals.title = _("options")
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            action.help = _("show this help message and exit")
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line, its help in the learner's language (chosen before it is built)."""
-    parser = argparse.ArgumentParser(prog="kata", description=overview(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = localised(argparse.ArgumentParser(prog="kata", description=overview(),
+                                               formatter_class=HelpFormatter))
     language_help = _("the language to read: {languages} (default: KATA_LANG, else the locale)",
                       languages=", ".join(i18n.languages()))
     parser.add_argument(LANGUAGE_OPTION, metavar="LANG", help=language_help)
@@ -1241,8 +1258,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(name: str, summary: str, details: str) -> argparse.ArgumentParser:
         """``summary``: one line, already a sentence; ``details``: the rest of the help."""
-        p = sub.add_parser(name, help=summary, description=f"{summary}\n\n{details}",
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = localised(sub.add_parser(name, help=summary, description=f"{summary}\n\n{details}",
+                                     formatter_class=HelpFormatter))
         # Also after the command (kata list --lang zh-CN); main() reads it before parsing.
         p.add_argument(LANGUAGE_OPTION, metavar="LANG", default=argparse.SUPPRESS,
                        help=language_help)
