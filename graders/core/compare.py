@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 import torch
 
+from graders.core.i18n import _
 from graders.core.mistakes import Suspect, identify
 from graders.core.report import GradingFailure, describe_tensor, describe_value, verdict
 
@@ -34,14 +35,15 @@ def tolerance(dtype: torch.dtype, slack: float = 1.0) -> tuple[float, float]:
 def expect_tensor(value: Any, check: str, on: str) -> torch.Tensor:
     """Fail unless ``value`` is a tensor."""
     if not isinstance(value, torch.Tensor):
-        raise verdict(check, on, [f"expected a torch.Tensor, got {describe_value(value)}"])
+        raise verdict(check, on, [_("expected a torch.Tensor, got {value}", value=describe_value(value))])
     return value
 
 
 def expect_tuple(value: Any, length: int, check: str, on: str, names: str) -> tuple:
     """Fail unless ``value`` is a tuple (or list) of ``length`` items, e.g. (output, weights)."""
     if not isinstance(value, (tuple, list)) or len(value) != length:
-        raise verdict(check, on, [f"expected a tuple ({names}), got {describe_value(value)}"])
+        raise verdict(check, on, [_("expected a tuple ({names}), got {value}", names=names,
+                                           value=describe_value(value))])
     return tuple(value)
 
 
@@ -68,15 +70,19 @@ def expect_close(
         return verdict(check, on, details, slug)
 
     if not isinstance(got, torch.Tensor):
-        raise fail([f"expected {describe_tensor(expected)}", f"got      {describe_value(got)}"])
+        raise fail([_("expected {value}", value=describe_tensor(expected)),
+                    _("got      {value}", value=describe_value(got))])
     if got.shape != expected.shape:
         raise fail([
-            f"expected shape {tuple(expected.shape)}, got shape {tuple(got.shape)}",
+            _("expected shape {expected}, got shape {got}", expected=tuple(expected.shape),
+              got=tuple(got.shape)),
         ])
     if got.dtype != expected.dtype:
-        raise fail([f"expected dtype {expected.dtype}, got {got.dtype} (keep the input's dtype)"])
+        raise fail([_("expected dtype {expected}, got {got} (keep the input's dtype)",
+                      expected=expected.dtype, got=got.dtype)])
     if got.device != expected.device:
-        raise fail([f"expected device {expected.device}, got {got.device}"])
+        raise fail([_("expected device {expected}, got {got}", expected=expected.device,
+                      got=got.device)])
 
     got64 = got.detach().double()
     exp64 = expected.detach().double()
@@ -94,27 +100,32 @@ def expect_close(
     # The previews start just before the first difference, so that they show it.
     first = int(bad.flatten().nonzero()[0])
     start = max(0, first - 1)
-    details = [f"expected {describe_tensor(expected, start)}",
-               f"got      {describe_tensor(got, start)}"]
+    details = [_("expected {value}", value=describe_tensor(expected, start)),
+               _("got      {value}", value=describe_tensor(got, start))]
     new_nan, new_inf = nan_got & ~nan_exp & keep, inf_got & ~inf_exp & keep
     if bool(new_nan.any()):
-        details.append(f"got NaN in {int(new_nan.sum())} place(s) where a number was expected, "
-                       f"first at index {index(int(new_nan.flatten().nonzero()[0]))}")
+        details.append(_("got NaN in {count} place(s) where a number was expected, first at "
+                         "index {index}", count=int(new_nan.sum()),
+                         index=index(int(new_nan.flatten().nonzero()[0]))))
     elif bool(new_inf.any()):
-        details.append(f"got inf in {int(new_inf.sum())} place(s) where a finite number was "
-                       f"expected, first at index {index(int(new_inf.flatten().nonzero()[0]))}")
+        details.append(_("got inf in {count} place(s) where a finite number was expected, "
+                         "first at index {index}", count=int(new_inf.sum()),
+                         index=index(int(new_inf.flatten().nonzero()[0]))))
     else:
         # Only where the values disagree: matching -inf entries would give NaN differences.
         diff = (got64 - exp64).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))
         diff = torch.where(bad, diff, torch.zeros_like(diff))
         worst = int(diff.flatten().argmax())
-        where = (f"first and largest difference at index {index(first)}" if worst == first
-                 else f"first difference at index {index(first)}, the largest at "
-                      f"{index(worst)}")
-        details.append(
-            f"{where} (abs diff {diff.max().item():.3g}); {int(bad.sum())} of "
-            f"{int(keep.sum())} values off (rtol {rtol:.0e}, atol {atol:.0e})"
-        )
+        numbers = dict(diff=f"{diff.max().item():.3g}", off=int(bad.sum()), total=int(keep.sum()),
+                       rtol=f"{rtol:.0e}", atol=f"{atol:.0e}")
+        if worst == first:
+            details.append(_("first and largest difference at index {index} (abs diff {diff}); "
+                             "{off} of {total} values off (rtol {rtol}, atol {atol})",
+                             index=index(first), **numbers))
+        else:
+            details.append(_("first difference at index {index}, the largest at {largest} (abs "
+                             "diff {diff}); {off} of {total} values off (rtol {rtol}, atol "
+                             "{atol})", index=index(first), largest=index(worst), **numbers))
     raise fail(details)
 
 
@@ -127,8 +138,8 @@ def expect_tracks_grad(outputs: dict[str, Any], check: str, on: str) -> None:
     for name, out in outputs.items():
         if isinstance(out, torch.Tensor) and not out.requires_grad:
             raise verdict(check, on, [
-                f"{name} does not track gradients: is it detached, computed under "
-                "torch.no_grad(), or rebuilt with torch.tensor / .data / .item()?"])
+                _("{name} does not track gradients: is it detached, computed under "
+                  "torch.no_grad(), or rebuilt with torch.tensor / .data / .item()?", name=name)])
 
 
 def expect_grads_close(
@@ -146,12 +157,12 @@ def expect_grads_close(
         grad = got.get(name)
         if exp is None:
             continue
+        what = _("{check}: gradient of {name}", check=check, name=name)
         if grad is None:
             raise verdict(
-                f"{check}: gradient of {name}", on,
-                [f"expected a gradient {describe_tensor(exp)}, got None",
-                 "is part of the computation detached, done under torch.no_grad(), or done "
-                 "with .data / .item()?"],
+                what, on,
+                [_("expected a gradient {value}, got None", value=describe_tensor(exp)),
+                 _("is part of the computation detached, done under torch.no_grad(), or done "
+                   "with .data / .item()?")],
             )
-        expect_close(grad, exp, f"{check}: gradient of {name}", on, suspects,
-                     slack=GRAD_SLACK * slack)
+        expect_close(grad, exp, what, on, suspects, slack=GRAD_SLACK * slack)

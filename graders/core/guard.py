@@ -25,7 +25,8 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 from torch.overrides import TorchFunctionMode
 
-from graders.core.report import GradingFailure, NotImplementedYet, mistake_lines
+from graders.core.i18n import _
+from graders.core.report import GradingFailure, NotImplementedYet, checked_line, mistake_lines
 
 # Graded inputs are tiny: a correct call takes milliseconds. KATA_TIME_LIMIT (seconds)
 # overrides the limit, e.g. to keep the self-tests' endless loops short.
@@ -145,7 +146,7 @@ class PrintedOutput(io.TextIOBase):
         text = str(text)
         self.chars += len(text)
         if not self._line_done:
-            head, newline, _ = text.partition("\n")
+            head, newline, _rest = text.partition("\n")
             self.first_line = (self.first_line + head)[:PRINT_EXCERPT_CHARS + 1]
             self._line_done = bool(newline) or len(self.first_line) > PRINT_EXCERPT_CHARS
         return len(text)
@@ -157,9 +158,11 @@ class PrintedOutput(io.TextIOBase):
         line = self.first_line.strip()
         if len(line) > PRINT_EXCERPT_CHARS:
             line = line[:PRINT_EXCERPT_CHARS - 3] + "..."
-        excerpt = f"; its first line: {line!r}" if line else ""
-        return (f"note: your code printed {self.chars:,} characters while it was graded "
-                f"(not shown{excerpt})")
+        if line:
+            return _("note: your code printed {count} characters while it was graded (not "
+                     "shown; its first line: {line})", count=f"{self.chars:,}", line=repr(line))
+        return _("note: your code printed {count} characters while it was graded (not shown)",
+                 count=f"{self.chars:,}")
 
 
 def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[int, str]:
@@ -185,7 +188,8 @@ def _learner_frame(exc: BaseException, learner_file: Path | None) -> str:
     if not frames:
         return ""
     frame = frames[-1]
-    return f"at {Path(frame.filename).name}:{frame.lineno}: {(frame.line or '').strip()}"
+    return _("at {file}:{line}: {code}", file=Path(frame.filename).name, line=frame.lineno,
+             code=(frame.line or '').strip())
 
 
 def _tensors(values: Any) -> list[torch.Tensor]:
@@ -227,38 +231,44 @@ def call(
             result = fn(*args, **kwargs)
     except NotImplementedError as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise NotImplementedYet(
-            f"not implemented yet: {what} raises NotImplementedError"
-            + (f" ({message})" if message else "")
-        ) from None
+        if message:
+            text = _("not implemented yet: {what} raises NotImplementedError ({message})",
+                     what=what, message=message)
+        else:
+            text = _("not implemented yet: {what} raises NotImplementedError", what=what)
+        raise NotImplementedYet(text) from None
     except ForbiddenCall as exc:
-        lines = [f"checked {what} on {on}", *mistake_lines("forbidden-builtin"),
-                 f"  your code called {exc.args[0]}, which this kata forbids",
+        lines = [checked_line(what, on), *mistake_lines("forbidden-builtin"),
+                 "  " + _("your code called {name}, which this kata forbids", name=exc.args[0]),
                  f"  {_learner_frame(exc, learner_file)}"]
         raise GradingFailure("\n".join(lines), slug="forbidden-builtin") from None
     except LearnerTimeout:
         raise TimedOut(
-            f"checked {what} on {on}\n  it did not finish within {CALL_TIME_LIMIT_S:g} s "
-            "(an endless loop, a sleep, or a huge computation?)"
+            checked_line(what, on) + "\n  "
+            + _("it did not finish within {seconds} s (an endless loop, a sleep, or a huge "
+                "computation?)", seconds=f"{CALL_TIME_LIMIT_S:g}")
         ) from None
     except SystemExit as exc:
         raise GradingFailure(
-            f"checked {what} on {on}\n  your code called sys.exit({exc.code!r}); return a value "
-            f"instead\n  {_learner_frame(exc, learner_file)}"
+            checked_line(what, on) + "\n  "
+            + _("your code called sys.exit({code}); return a value instead", code=repr(exc.code))
+            + f"\n  {_learner_frame(exc, learner_file)}"
         ) from None
     except RecursionError as exc:
         raise GradingFailure(
-            f"checked {what} on {on}\n  it recursed without end\n  {_learner_frame(exc, learner_file)}"
+            checked_line(what, on) + "\n  " + _("it recursed without end")
+            + f"\n  {_learner_frame(exc, learner_file)}"
         ) from None
     except Exception as exc:  # learner code may raise anything
         slug = exception_slugs(exc) if exception_slugs else None
         first = (str(exc).strip().splitlines() or [""])[0]
         if len(first) > 200:
             first = first[:197] + "..."
-        lines = [f"checked {what} on {on}"]
+        lines = [checked_line(what, on)]
         if slug:
             lines += mistake_lines(slug)
-        lines += [f"  your code raised {type(exc).__name__}: {first}",
+        lines += ["  " + _("your code raised {error}: {message}", error=type(exc).__name__,
+                           message=first),
                   f"  {_learner_frame(exc, learner_file)}"]
         raise GradingFailure("\n".join(lines), slug=slug) from None
     for tensor, version, copy in before:
@@ -267,9 +277,11 @@ def call(
         )
         if changed:
             name = _input_names(fn, args, kwargs).get(id(tensor))
-            which = f"`{name}`" if name else f"an input tensor {tuple(tensor.shape)}"
+            which = (f"`{name}`" if name
+                     else _("an input tensor {shape}", shape=tuple(tensor.shape)))
             raise GradingFailure(
-                f"checked {what} on {on}\n  it modified {which} in place; leave inputs "
-                "untouched (work on new tensors, avoid in-place ops like masked_fill_ or +=)"
+                checked_line(what, on) + "\n  "
+                + _("it modified {which} in place; leave inputs untouched (work on new tensors, "
+                    "avoid in-place ops like masked_fill_ or +=)", which=which)
             )
     return result

@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 from graders.core import guard
 from graders.core.registry import Kata
-from graders.core.report import GradingFailure
+from graders.core.i18n import _
+from graders.core.report import GradingFailure, checked_line
 
 
 @dataclass(repr=False)
@@ -55,15 +56,15 @@ class Implementation:
         if self.load_error is not None:
             if self._load_error_shown:
                 raise type(self.load_error)(
-                    f"{self.label} does not import (see the first failure)")
+                    _("{file} does not import (see the first failure)", file=self.label))
             self._load_error_shown = True
             raise self.load_error
         try:
             return getattr(self.module, name)
         except AttributeError:
             raise GradingFailure(
-                f"{self.label} does not define {name} (see {self.kata.name}/README.md "
-                "for the names to provide)"
+                _("{file} does not define {name} (see {readme} for the names to provide)",
+                  file=self.label, name=name, readme=f"{self.kata.name}/README.md")
             ) from None
 
     def call(self, fn: Callable[..., Any], *args: Any, what: str, on: str, **kwargs: Any) -> Any:
@@ -74,8 +75,9 @@ class Implementation:
         """
         if self._timed_out:
             raise GradingFailure(
-                f"checked {what} on {on}\n  not run: {self._timed_out} did not finish within "
-                f"{guard.CALL_TIME_LIMIT_S:g} s in an earlier check; fix that first")
+                checked_line(what, on) + "\n  "
+                + _("not run: {call} did not finish within {seconds} s in an earlier check; fix "
+                    "that first", call=self._timed_out, seconds=f"{guard.CALL_TIME_LIMIT_S:g}"))
         try:
             return guard.call(
                 fn, *args, what=what, on=on, forbidden=self.kata.forbidden,

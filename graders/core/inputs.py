@@ -11,6 +11,7 @@ from typing import Callable, Iterable, TypeVar
 import torch
 from torch import Tensor, nn
 
+from graders.core.i18n import _
 from graders.core.report import GradingFailure, verdict
 
 Case = TypeVar("Case")
@@ -26,7 +27,7 @@ def drawn_cases(draw: Callable[[random.Random], Case], count: int = CASES_PER_CH
     about half an ``import torch``, and grading must stay fast.)
     """
     rng = random.Random(seed)
-    return [draw(rng) for _ in range(count)]
+    return [draw(rng) for _case in range(count)]
 
 
 def generator(seed: int) -> torch.Generator:
@@ -93,7 +94,7 @@ def leaf_copies(*tensors: Tensor) -> tuple[Tensor, ...]:
 _EDITED_IN_PLACE = "modified by an inplace operation"
 
 
-def grads_of(loss: Tensor, named: dict[str, Tensor], on: str = "the graded input"
+def grads_of(loss: Tensor, named: dict[str, Tensor], on: str | None = None
              ) -> dict[str, Tensor | None]:
     """Gradients of ``loss`` with respect to each named tensor (None where unused).
 
@@ -106,7 +107,7 @@ def grads_of(loss: Tensor, named: dict[str, Tensor], on: str = "the graded input
     try:
         grads = torch.autograd.grad(loss, tensors, allow_unused=True)
     except Exception as exc:  # the learner's graph may fail in any way while differentiated
-        raise backward_failure(exc, on) from None
+        raise backward_failure(exc, on or _("the graded input")) from None
     return dict(zip(named.keys(), grads))
 
 
@@ -115,18 +116,19 @@ def backward_failure(exc: BaseException, on: str) -> GradingFailure:
     first = (str(exc).strip().splitlines() or [""])[0]
     if _EDITED_IN_PLACE in first:
         details = [
-            "the forward pass ran, but backward() failed: your code edited a tensor in place "
-            "after autograd had saved it for the gradients (e.g. weights.masked_fill_(...) on "
-            "the softmax's output, or x += ... on a tensor used before)",
-            "use the out-of-place form: weights = weights.masked_fill(...), x = x + ...",
+            _("the forward pass ran, but backward() failed: your code edited a tensor in place "
+              "after autograd had saved it for the gradients (e.g. weights.masked_fill_(...) on "
+              "the softmax's output, or x += ... on a tensor used before)"),
+            _("use the out-of-place form: weights = weights.masked_fill(...), x = x + ..."),
         ]
     else:
         if len(first) > 200:
             first = first[:197] + "..."
-        details = [f"the forward pass ran, but backward() raised {type(exc).__name__}: {first}",
-                   "is part of the computation not differentiable (a custom autograd Function, "
-                   "an in-place edit, a conversion to numpy or Python numbers)?"]
-    return verdict("the gradients (backward through your output)", on, details)
+        details = [_("the forward pass ran, but backward() raised {error}: {message}",
+                     error=type(exc).__name__, message=first),
+                   _("is part of the computation not differentiable (a custom autograd Function, "
+                     "an in-place edit, a conversion to numpy or Python numbers)?")]
+    return verdict(_("the gradients (backward through your output)"), on, details)
 
 
 def weighted_sum(outputs: Iterable[Tensor], seed: int) -> Tensor:

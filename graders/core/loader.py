@@ -15,6 +15,7 @@ from pathlib import Path
 
 from graders.core import guard
 from graders.core.registry import Kata
+from graders.core.i18n import _
 from graders.core.report import GradingFailure
 
 ENV_VAR = "KATA_IMPL"
@@ -42,7 +43,7 @@ def load(path: Path, kata: Kata) -> types.ModuleType:
     global _counter
     if not path.is_file():
         raise ImplementationLoadError(
-            f"could not grade {kata.name}: there is no file {path}"
+            _("could not grade {kata}: there is no file {path}", kata=kata.name, path=path)
         )
     source = path.read_text(encoding="utf-8", errors="replace")
     _counter += 1
@@ -54,16 +55,18 @@ def load(path: Path, kata: Kata) -> types.ModuleType:
     try:
         code = compile(source, str(path), "exec")
         # Import-time code runs under the same guard as every graded call.
-        guard.call(exec, code, module.__dict__, what=f"importing {path.name}", on="import",
+        guard.call(exec, code, module.__dict__, what=_("importing {file}", file=path.name), on=_("import"),
                    forbidden=kata.forbidden, learner_file=path)
     except SyntaxError as exc:
         del sys.modules[name]
         raise ImplementationLoadError(
-            f"{path} does not import: syntax error on line {exc.lineno}: {exc.msg}\n"
-            f"  {(exc.text or '').rstrip()}"
+            _("{path} does not import: syntax error on line {line}: {error}", path=path,
+              line=exc.lineno, error=exc.msg)
+            + f"\n  {(exc.text or '').rstrip()}"
         ) from None
     except GradingFailure as exc:
         del sys.modules[name]
         details = str(exc).splitlines()[1:]  # drop the "checked importing ..." header
-        raise ImplementationLoadError(f"{path} does not import:\n" + "\n".join(details)) from None
+        raise ImplementationLoadError(_("{path} does not import:", path=path) + "\n"
+                                      + "\n".join(details)) from None
     return module

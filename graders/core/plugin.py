@@ -11,22 +11,24 @@ import pytest
 import torch
 
 from graders.core import loader, registry, torch_shortcuts
+from graders.core.i18n import _
 from graders.core.implementation import Implementation
 from graders.core.loader import ImplementationLoadError
 from graders.core.report import GradingFailure, NotImplementedYet
 from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED, CheckResult,
-                             KataResult)
+                             KataResult, shown)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("attention-katas")
     group.addoption(
         "--impl", metavar="PATH", default=None,
-        help=f"grade the file at PATH instead of the kata's own file (also: {loader.ENV_VAR}=PATH)",
+        help=_("grade the file at PATH instead of the kata's own file (also: {variable}=PATH)",
+               variable=loader.ENV_VAR),
     )
     group.addoption(
         "--solutions", action="store_true", default=False,
-        help="grade the hidden reference solution in solutions/",
+        help=_("grade the hidden reference solution in solutions/"),
     )
 
 
@@ -129,14 +131,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     graded = results_of(config)
     if not graded:
         return
-    terminalreporter.section("kata scoreboard")
+    terminalreporter.section(_("kata scoreboard"))
     for name, result in sorted(graded.items()):
-        parts = [f"{label}: {passed}/{total} passed" for label, passed, total in result.tally if total]
+        parts = [_("{tier}: {passed}/{total} passed", tier=shown(label), passed=passed, total=total)
+                 for label, passed, total in result.tally if total]
         terminalreporter.write_line(f"{name}  " + ", ".join(parts))
         if result.failures:
-            terminalreporter.write_line("    failing: " + ", ".join(c.name for c in result.failures))
+            terminalreporter.write_line("    " + _("failing: {checks}", checks=", ".join(
+                c.name for c in result.failures)))
         if result.note:
             terminalreporter.write_line(f"    {result.note}")
         if any(c.outcome == NOT_IMPLEMENTED for c in result.checks):
             readme = registry.get(name).readme_path.relative_to(registry.REPO_ROOT)
-            terminalreporter.write_line(f"    not implemented yet: start with {readme}")
+            terminalreporter.write_line("    " + _("not implemented yet: start with {readme}",
+                                                  readme=readme))

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from graders.core.catalogue import MISTAKES
+from graders.core.i18n import _, translate
 
 
 class GradingFailure(AssertionError):
@@ -27,9 +28,25 @@ class NotImplementedYet(GradingFailure):
 
 
 def mistake_lines(slug: str) -> list[str]:
-    """``[slug] explanation`` and ``hint: ...``, from the catalogue."""
+    """``[slug] explanation`` and ``hint: ...``, from the catalogue, in the learner's
+    language (the slug stays as it is)."""
     mistake = MISTAKES[slug]
-    return [f"[{slug}] {mistake.explanation}", f"hint: {mistake.hint}"]
+    return [f"[{slug}] {translate(mistake.explanation)}", hint_line(translate(mistake.hint))]
+
+
+def hint_line(hint: str) -> str:
+    """``hint: ...`` in the learner's language (``hint`` already translated)."""
+    return _("hint: {hint}", hint=hint)
+
+
+def is_hint_line(line: str) -> bool:
+    """Whether a verdict line is a mistake's ``hint: ...`` line (in the current language)."""
+    return line.startswith(hint_line(""))
+
+
+def checked_line(check: str, on: str) -> str:
+    """A verdict's first line: what was checked, on which input."""
+    return _("checked {check} on {on}", check=check, on=on)
 
 
 def verdict(
@@ -42,7 +59,7 @@ def verdict(
 
     The slug comes right after the first line so that it is among the first things read.
     """
-    lines = [f"checked {check} on {on}"]
+    lines = [checked_line(check, on)]
     if slug:
         lines += mistake_lines(slug)
     lines += [f"  {line}" for line in details]
@@ -54,11 +71,11 @@ def describe_value(value: Any) -> str:
     type itself is the likely slip (None, a Python list, a numpy array)."""
     text = _describe(value)
     if value is None:
-        return f"{text} (did you forget `return`?)"
+        return _("{value} (did you forget `return`?)", value=text)
     if isinstance(value, list):
-        return f"a Python {text} (keep the result a torch tensor)"
+        return _("a Python {value} (keep the result a torch tensor)", value=text)
     if _is_numpy(value):
-        return f"{text} (keep the result a torch tensor: no .numpy() or numpy calls)"
+        return _("{value} (keep the result a torch tensor: no .numpy() or numpy calls)", value=text)
     return text
 
 

@@ -17,6 +17,21 @@ CORE, FOLLOW_UP = "core", "follow-up"
 NOT_STARTED, FAILING, CORE_PASSED, ALL_PASSED = "not started", "failing", "core passed", "all passed"
 
 
+def shown(word: str) -> str:
+    """A stored status, outcome or tier word (``"not started"``, ``"passed"``, ``"core"``) as
+    the learner reads it, in their language. The stored words themselves never change: they
+    are data (the state file, cached results, the JSON report)."""
+    from graders.core.i18n import _
+
+    words = {
+        PASSED: _("passed"), FAILED: _("failed"), NOT_IMPLEMENTED: _("not implemented"),
+        CORE: _("core"), FOLLOW_UP: _("follow-up"), "follow-ups": _("follow-ups"),
+        NOT_STARTED: _("not started"), FAILING: _("failing"), CORE_PASSED: _("core passed"),
+        ALL_PASSED: _("all passed"),
+    }
+    return words.get(word, word)
+
+
 @dataclass(frozen=True)
 class CheckResult:
     name: str  # the check's test function, e.g. "test_attention_random_shapes"

@@ -17,9 +17,10 @@ from typing import Any
 
 from graders.core import registry
 from graders.core.catalogue import MISTAKES
+from graders.core.i18n import _, translate
 from graders.core.registry import REPO_ROOT, Kata
 from graders.core.results import (ALL_PASSED, CORE_PASSED, FAILED, NOT_IMPLEMENTED, NOT_STARTED,
-                             PASSED, KataResult)
+                             PASSED, KataResult, shown)
 
 
 class _Inject:
@@ -41,7 +42,7 @@ def _namespace_implementation(kata: Kata, objects: dict[str, Any]):
     module.__dict__.update(objects)
     # Where the learner's code lives (a notebook cell's file), so errors point into it.
     source = next(filter(None, map(_source_file, objects.values())), "notebook")
-    return Implementation.of(kata, Path(source), module, label="your notebook")
+    return Implementation.of(kata, Path(source), module, label=_("your notebook"))
 
 
 def _source_file(obj: Any) -> str | None:
@@ -91,7 +92,8 @@ def grade(kata_key: str, path: str | Path | None = None, *, solutions: bool = Fa
     result = found.get(kata.name) or KataResult(kata.name)
     if not result.checks:
         tail = "\n".join(pytest_output.getvalue().strip().splitlines()[-15:])
-        result.error = f"the grader did not run (pytest exit status {int(exit_code)}):\n{tail}"
+        result.error = (_("the grader did not run (pytest exit status {status}):",
+                          status=int(exit_code)) + f"\n{tail}")
     return result
 
 
@@ -108,30 +110,34 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
     if result.error:
         console.print(f"[bold red]{kata.name}[/]: {result.error}", markup=True, highlight=False)
         return
-    table = Table(title=f"{kata.name} — {kata.title}", title_justify="left",
+    table = Table(title=f"{kata.name} — {translate(kata.title)}", title_justify="left",
                   box=None if plain else box.HEAVY_HEAD)
-    for column in ("check", "tier", "result", "mistake", "hint"):
+    for column in (_("check"), _("tier"), _("result"), _("mistake"), _("hint")):
         table.add_column(column, overflow="fold")
     styles = {PASSED: "green", FAILED: "red", NOT_IMPLEMENTED: "yellow"}
     hinted = set()
     for check in result.core + result.follow_ups:
         hint = ""
         if check.slug in MISTAKES:
-            hint = MISTAKES[check.slug].hint if check.slug not in hinted else "(as above)"
+            hint = translate(MISTAKES[check.slug].hint) if check.slug not in hinted else _("(as above)")
             hinted.add(check.slug)
-        table.add_row(escape(check.name.removeprefix("test_").replace("_", " ")), check.tier,
-                      f"[{styles[check.outcome]}]{check.outcome}[/]",
+        table.add_row(escape(check.name.removeprefix("test_").replace("_", " ")), shown(check.tier),
+                      f"[{styles[check.outcome]}]{escape(shown(check.outcome))}[/]",
                       escape(f"[{check.slug}]") if check.slug else "", escape(hint))
     console.print(table, markup=True)
-    counts = ", ".join(f"{label} {passed}/{total}" for label, passed, total in result.tally)
-    console.print(f"{counts}: [bold]{result.status}[/]", markup=True, highlight=False)
+    counts = ", ".join(f"{shown(label)} {passed}/{total}" for label, passed, total in result.tally)
+    console.print(_("{counts}: {status}", counts=escape(counts),
+                    status=f"[bold]{escape(shown(result.status))}[/]"), markup=True, highlight=False)
     if result.note:
         console.print(result.note, markup=False, highlight=False)
     if result.status == NOT_STARTED:
         readme = kata.readme_path.relative_to(REPO_ROOT)
-        console.print(f"not implemented yet: start with {readme}", highlight=False)
+        console.print(_("not implemented yet: start with {readme}", readme=readme), highlight=False)
     elif result.status != ALL_PASSED:
         first = result.failures[0]
-        label = "first failure" if result.status != CORE_PASSED else "first follow-up to fix"
-        console.print(f"\n{label} ({first.name}):", style="bold", highlight=False)
+        if result.status != CORE_PASSED:
+            label = _("first failure ({check}):", check=first.name)
+        else:
+            label = _("first follow-up to fix ({check}):", check=first.name)
+        console.print("\n" + label, style="bold", highlight=False, markup=False)
         console.print(first.verdict, markup=False, highlight=False)

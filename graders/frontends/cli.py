@@ -50,10 +50,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from graders.core import registry
+from graders.core import i18n, registry
 from graders.core.catalogue import MISTAKES
+from graders.core.i18n import _, translate
 from graders.core.registry import HINT_LEVELS, Kata
-from graders.core.results import ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, KataResult
+from graders.core.report import is_hint_line
+from graders.core.results import ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, KataResult, shown
 
 ROOT_ENV_VAR = "KATA_ROOT"
 INSTALLED_ROOT = registry.REPO_ROOT  # the copy this command was installed from
@@ -64,10 +66,12 @@ WIDE_ENOUGH_FOR_TITLES = 110  # `kata list` leaves the titles out of narrower te
 STATUS_RANK = {NOT_STARTED: 0, FAILING: 1, CORE_PASSED: 2, ALL_PASSED: 3}
 STATUS_STYLE = {NOT_STARTED: "dim", FAILING: "red", CORE_PASSED: "yellow", ALL_PASSED: "green"}
 FILE_MISSING = "file missing"  # a status of the file now, never of a graded attempt
-# How the progress line counts each status now: the counts add up to the number of katas.
-PROGRESS_WORDS = {ALL_PASSED: "all passed", CORE_PASSED: "core passed (follow-ups left)",
-                  FAILING: "failing", NOT_STARTED: "not started", FILE_MISSING: "file missing"}
-FOLLOW_UPS_HEADING = "## Interviewer follow-ups"  # a kata README's questions for a mock
+# The order in which the progress line counts each status now (the counts add up to the
+# number of katas); see progress_words for the words.
+PROGRESS_ORDER = (ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, FILE_MISSING)
+# A kata README's questions for a mock, in each language's edition (see the glossary).
+FOLLOW_UPS_HEADING = "## Interviewer follow-ups"
+FOLLOW_UPS_HEADINGS = (FOLLOW_UPS_HEADING, "## 面试官追问")
 BACKUP_STAMP = re.compile(r"-(\d{8}-\d{6})(?:-(\d+))?$")  # heads-20250615-103000-2.py
 
 
@@ -158,11 +162,11 @@ class StateStore:
         except FileNotFoundError:
             return fresh_state()
         except (OSError, ValueError) as exc:
-            self._set_aside(f"unreadable ({type(exc).__name__})")
+            self._set_aside(_("unreadable ({error})", error=type(exc).__name__))
             return fresh_state()
         state = _well_formed(raw)
         if state is None:
-            self._set_aside("not a kata state file")
+            self._set_aside(_("not a kata state file"))
             return fresh_state()
         return state
 
@@ -179,8 +183,13 @@ class StateStore:
             os.replace(self.path, kept)
         except OSError:
             kept = None
-        where = f" (kept as {kept.name})" if kept else ""
-        self.warn(f"warning: {STATE_DIR}/state.json was {reason}{where}; starting a fresh one")
+        state_file = f"{STATE_DIR}/state.json"
+        if kept:
+            self.warn(_("warning: {file} was {reason} (kept as {kept}); starting a fresh one",
+                        file=state_file, reason=reason, kept=kept.name))
+        else:
+            self.warn(_("warning: {file} was {reason}; starting a fresh one", file=state_file,
+                        reason=reason))
 
 
 # --------------------------------------------------------------------------------------
@@ -229,15 +238,52 @@ def duration(seconds: float) -> str:
         return "-"
     minutes = round(seconds / 60)
     if minutes < 1:
-        return "<1 min"
-    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+        return _("<1 min")
+    if minutes < 60:
+        return _("{minutes} min", minutes=minutes)
+    return _("{hours} h {minutes} min", hours=minutes // 60, minutes=f"{minutes % 60:02d}")
 
 
 def resolve(key: str) -> Kata:
     try:
         return registry.get(key)
-    except KeyError as exc:
-        raise UsageError(exc.args[0]) from None
+    except KeyError:
+        known = ", ".join(f"{kata.name} ({int(kata.id)}, {kata.name[3:]})" for kata in registry.KATAS)
+        raise UsageError(_("no kata called {name}; the katas are: {katas}", name=repr(key),
+                           katas=known)) from None
+
+
+def progress_words(status: str) -> str:
+    """How the progress line names a status now, in the learner's language."""
+    if status == CORE_PASSED:
+        return _("core passed (follow-ups left)")
+    if status == FILE_MISSING:
+        return _("file missing")
+    return shown(status)
+
+
+def outcome_word(outcome: str) -> str:
+    """A mock interview's outcome (a status, or "time ran out") in the learner's language."""
+    return _("time ran out") if outcome == TIME_RAN_OUT else shown(outcome)
+
+
+def difficulty_word(difficulty: str) -> str:
+    """A registry difficulty (easy, medium, hard) in the learner's language."""
+    return {"easy": _("easy"), "medium": _("medium"), "hard": _("hard")}.get(difficulty, difficulty)
+
+
+def hint_level_word(level: str) -> str:
+    """A hint rung's name (registry.HINT_LEVELS) in the learner's language."""
+    return {"nudge": _("nudge"), "the key idea": _("the key idea"),
+            "near-code": _("near-code")}.get(level, level)
+
+
+def track_title(key: str) -> str:
+    """A track's title (registry.TRACKS) in the learner's language."""
+    title = registry.TRACKS.get(key, key)
+    translated = {"Foundations": _("Foundations"),
+                  "Full models and modern inference": _("Full models and modern inference")}
+    return translated.get(title, title)
 
 
 def progress_line(statuses: dict[str, str]) -> str:
@@ -246,19 +292,22 @@ def progress_line(statuses: dict[str, str]) -> str:
     "7 katas: 2 all passed, 1 core passed (follow-ups left), 4 not started; next: 03_mha".
     `kata list` and `kata report` both print it."""
     counts = collections.Counter(statuses.values())
-    parts = [f"{counts[status]} {words}" for status, words in PROGRESS_WORDS.items()
-             if counts[status] or status == ALL_PASSED]
-    line = f"{len(statuses)} katas: " + ", ".join(parts)
+    parts = ", ".join(f"{counts[status]} {progress_words(status)}" for status in PROGRESS_ORDER
+                      if counts[status] or status == ALL_PASSED)
     upcoming = next((k.name for k in registry.KATAS if statuses.get(k.name) != ALL_PASSED), None)
-    return line + (f"; next: {upcoming}" if upcoming else "; every kata passes")
+    if upcoming:
+        return _("{count} katas: {counts}; next: {kata}", count=len(statuses), counts=parts,
+                 kata=upcoming)
+    return _("{count} katas: {counts}; every kata passes", count=len(statuses), counts=parts)
 
 
 def tracks(katas: Iterable[Kata]) -> list[tuple[str, list[Kata]]]:
-    """``katas`` grouped by track, in the order of registry.TRACKS: (track title, katas)."""
+    """``katas`` grouped by track, in the order of registry.TRACKS: (track title in the
+    learner's language, katas)."""
     katas = list(katas)
-    groups = [(title, [k for k in katas if k.track == key]) for key, title in registry.TRACKS.items()]
+    groups = [(track_title(key), [k for k in katas if k.track == key]) for key in registry.TRACKS]
     strays = [k for k in katas if k.track not in registry.TRACKS]  # never in a sound registry
-    return [(title, members) for title, members in groups + [("Other", strays)] if members]
+    return [(title, members) for title, members in groups + [(_("Other"), strays)] if members]
 
 
 def track_heading(title: str, members: list[Kata]) -> str:
@@ -280,11 +329,12 @@ def locate_repository(cwd: Path, environ: Mapping[str, str]) -> tuple[Path, str 
     here = next((folder for folder in (cwd, *cwd.parents) if is_checkout(folder)), None)
     if environ.get(ROOT_ENV_VAR):
         root = Path(environ[ROOT_ENV_VAR]).expanduser().resolve()
-        return root, None if root == here else f"kata: working on {root} ({ROOT_ENV_VAR})"
+        return root, None if root == here else _("kata: working on {root} ({variable})",
+                                                 root=root, variable=ROOT_ENV_VAR)
     if here is not None:
         return here, None
-    return INSTALLED_ROOT, (f"kata: the current directory is in no copy of attention-katas; "
-                            f"working on the installed one, {INSTALLED_ROOT}")
+    return INSTALLED_ROOT, _("kata: the current directory is in no copy of attention-katas; "
+                             "working on the installed one, {root}", root=INSTALLED_ROOT)
 
 
 def _without_parentheses(text: str) -> str:
@@ -309,7 +359,7 @@ def questions_only(readme: str) -> str:
     interview: the answers the README gives in parentheses (e.g. "Why divide by
     `sqrt(d_k)`? (Dot products ... vanish.)") or in <details> blocks are left out."""
     lines = readme.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith(FOLLOW_UPS_HEADING)), None)
+    start = next((i for i, line in enumerate(lines) if line.startswith(FOLLOW_UPS_HEADINGS)), None)
     if start is None:
         return readme
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
@@ -352,7 +402,8 @@ def hint_level(state: dict, kata: Kata) -> int:
 
 
 def styled(status: str) -> str:
-    return f"[{STATUS_STYLE.get(status, 'bold red')}]{status}[/]"
+    """A status for a table cell: coloured, in the learner's language."""
+    return f"[{STATUS_STYLE.get(status, 'bold red')}]{escape(progress_words(status))}[/]"
 
 
 def watch_file(path: Path) -> Iterable:
@@ -368,7 +419,7 @@ def without_hints(result: KataResult) -> KataResult:
     """``result`` with the catalogue's hints left out: no slug to look a hint up by (the
     verdict still names the mistake and explains it), no "hint: ..." line in the verdicts."""
     checks = [dataclasses.replace(check, slug=None, verdict="\n".join(
-        line for line in check.verdict.splitlines() if not line.startswith("hint: ")))
+        line for line in check.verdict.splitlines() if not is_hint_line(line)))
         for check in result.checks]
     return KataResult(result.kata, checks=checks, error=result.error)
 
@@ -450,20 +501,25 @@ class App:
         if assume_yes:
             return True
         try:
-            answer = self.console.input(f"{escape(question)} [y/N] ")
+            choices = _("[y/N]")
+            answer = self.console.input(f"{escape(question)} {escape(choices)} ")
         except (EOFError, OSError, RuntimeError):  # RuntimeError: no stdin at all
             answer = ""
             self.print()
-        return answer.strip().lower() in ("y", "yes")
+        return answer.strip().lower() in ("y", "yes", "是")
 
     # -- files --
     def learner_file(self, kata: Kata) -> Path:
         return self.root / "katas" / kata.name / kata.file
 
     def readme(self, kata: Kata) -> Path:
-        """The kata's README in the learner's copy (the installed one if it has none)."""
+        """The kata's README in the learner's copy (the installed one if it has none), in
+        the learner's language where it has that edition (README.zh-CN.md)."""
         mine = self.root / "katas" / kata.name / "README.md"
-        return mine if mine.is_file() else kata.readme_path
+        english = mine if mine.is_file() else kata.readme_path
+        language = i18n.current()
+        edition = english.with_name(f"README.{language}.md")
+        return edition if language != i18n.ENGLISH and edition.is_file() else english
 
     def is_untouched(self, kata: Kata) -> bool:
         path = self.learner_file(kata)
@@ -505,11 +561,15 @@ class App:
         write_atomically(self.learner_file(kata), kata.pristine_skeleton_path.read_bytes())
 
     # -- statuses --
-    def cached_result(self, state: dict, kata: Kata) -> KataResult | None:
-        """The stored result for the file as it is now, if it was graded by these graders."""
+    def cached_result(self, state: dict, kata: Kata, language: str | None = None
+                      ) -> KataResult | None:
+        """The stored result for the file as it is now, if it was graded by these graders
+        (and, when ``language`` is given, its verdicts written in that language)."""
         path = self.learner_file(kata)
         entry = state["cache"].get(kata.name)
         if not path.is_file() or not isinstance(entry, dict) or entry.get("key") != self.content_key(path):
+            return None
+        if language is not None and entry.get("language", i18n.ENGLISH) != language:
             return None
         try:
             return KataResult.from_dict(entry["result"])
@@ -535,7 +595,7 @@ class App:
             return NOT_STARTED, None
         result = self.cached_result(state, kata)
         if result is None:
-            announce(f"grading {kata.name}: changed since it was last graded")
+            announce(_("grading {kata}: changed since it was last graded", kata=kata.name))
             result = self.grade(kata, source)
         return result.status, result
 
@@ -565,7 +625,8 @@ class App:
         this version of the file was not graded before. ``source`` names the command."""
         path = self.learner_file(kata)
         key = self.content_key(path)
-        cached = self.cached_result(self.store.read(), kata) if use_cache else None
+        language = i18n.current()  # the verdicts' language: a cached result must share it
+        cached = self.cached_result(self.store.read(), kata, language) if use_cache else None
         if cached is not None:
             result = cached
         else:
@@ -574,7 +635,8 @@ class App:
             result = session.grade(kata.id, path)
 
         def record(state: dict) -> None:
-            state["cache"][kata.name] = {"key": key, "result": result.to_dict()}
+            state["cache"][kata.name] = {"key": key, "result": result.to_dict(),
+                                         "language": language}
             self.touch(state, kata, cap=time_cap)
             previous = last_attempt(state, kata)
             if result.status == NOT_STARTED or (previous is not None and previous.get("key") == key):
@@ -600,20 +662,20 @@ class App:
         mock = self.running_mock()
         if mock is not None and mock["kata"] == result.kata:
             result = without_hints(result)
-            console.print("(a mock interview is running: no hints until you hand it in)",
+            console.print(_("(a mock interview is running: no hints until you hand it in)"),
                           style="dim", highlight=False)
         session.render(result, console, plain=not console.is_terminal)
 
     def running_mock(self) -> dict | None:
         return self.store.read()["mock"]
 
-    def refuse_during_mock(self, what: str) -> None:
+    def refuse_during_mock(self, message: str) -> None:
         """A mock interview is an interview: no hints, no solution, no backups brought back
-        until it is handed in (one past its deadline was handed in before any command)."""
+        until it is handed in (one past its deadline was handed in before any command).
+        ``message``: the refusal, translated, with ``{kata}`` for the mock's kata."""
         mock = self.running_mock()
         if mock is not None:
-            raise Refused(f"a mock interview of {mock['kata']} is running: {what} must wait until "
-                          "you hand it in (kata mock --submit).")
+            raise Refused(message.format(kata=mock["kata"]))
 
 
 # --------------------------------------------------------------------------------------
@@ -631,34 +693,39 @@ def cmd_list(app: App, args: argparse.Namespace) -> int:
         if result is not None and result.slugs:
             mistake = f"[{result.slugs[0]}]"
         if result is not None and result.error:
-            mistake = f"grader error: kata check {kata.id}"
-        rows[kata.name] = [kata.name, status, mistake, f"{hint_level(state, kata)}/{len(kata.hints)}",
-                           f"{kata.difficulty}, {kata.target_minutes} min", kata.title]
-    columns = ["kata", "status", "mistake", "hints", "level"]  # level: difficulty, mock target
+            mistake = _("grader error: kata check {kata}", kata=kata.id)
+        level = _("{difficulty}, {minutes} min", difficulty=difficulty_word(kata.difficulty),
+                  minutes=kata.target_minutes)
+        rows[kata.name] = [kata.name, progress_words(status), mistake,
+                           f"{hint_level(state, kata)}/{len(kata.hints)}", level,
+                           translate(kata.title)]
+    # level: difficulty, mock target
+    columns = [_("kata"), _("status"), _("mistake"), _("hints"), _("level")]
     if app.console.width >= WIDE_ENOUGH_FOR_TITLES:
-        columns.append("title")
-    # One width per column across the tracks' tables, so that they line up.
-    widths = [max(len(name), *(len(cells[n]) for cells in rows.values()))
+        columns.append(_("title"))
+    # One width per column across the tracks' tables, so that they line up (in terminal
+    # columns: a Chinese character takes two).
+    widths = [max(i18n.display_width(name), *(i18n.display_width(cells[n]) for cells in rows.values()))
               for n, name in enumerate(columns)]
+    wrapping = (2, 5)  # mistake and title may wrap
     for title, members in tracks(registry.KATAS):
         table = app.table(track_heading(title, members))
-        for name, width in zip(columns, widths):
-            wraps = name in ("mistake", "title")
-            table.add_column(name, min_width=min(width, 30) if name == "mistake" else width,
-                             no_wrap=not wraps, overflow="fold")
+        for n, (name, width) in enumerate(zip(columns, widths)):
+            table.add_column(name, min_width=min(width, 30) if n == 2 else width,
+                             no_wrap=n not in wrapping, overflow="fold")
         for kata in members:
             cells = rows[kata.name][:len(columns)]
-            cells[1] = styled(cells[1])
+            cells[1] = styled(statuses[kata.name])
             table.add_row(*(cell if n == 1 else escape(cell) for n, cell in enumerate(cells)))
         app.console.print(table)
     app.print(progress_line(statuses), style="bold")
     upcoming = next((k for k in registry.KATAS if statuses[k.name] != ALL_PASSED), None)
     if upcoming is None:
-        app.print("Time yourself on one: kata mock")
+        app.print(_("Time yourself on one: kata mock"))
     else:
-        app.print(f"Next: read {app.show_path(app.readme(upcoming))}, edit "
-                  f"{app.show_path(app.learner_file(upcoming))}, then kata check {upcoming.id} "
-                  f"(or kata watch {upcoming.id})")
+        app.print(_("Next: read {readme}, edit {file}, then kata check {kata} (or kata watch "
+                    "{kata})", readme=app.show_path(app.readme(upcoming)),
+                    file=app.show_path(app.learner_file(upcoming)), kata=upcoming.id))
     return 0
 
 
@@ -666,7 +733,7 @@ def cmd_check(app: App, args: argparse.Namespace) -> int:
     if args.impl:
         # Any file, graded as it is: nothing about it is recorded in the learner's state.
         if not args.kata:
-            raise UsageError("--impl needs the kata to grade it as: kata check 03 --impl PATH")
+            raise UsageError(_("--impl needs the kata to grade it as: kata check 03 --impl PATH"))
         kata = resolve(args.kata)
         from graders.core import session
 
@@ -679,31 +746,36 @@ def cmd_check(app: App, args: argparse.Namespace) -> int:
     else:
         kata = app.first_unfinished(state)
         if kata is None:
-            app.print("Every kata passes. Re-check one with kata check KATA, or try kata mock.")
+            app.print(_("Every kata passes. Re-check one with kata check KATA, or try kata mock."))
             return 0
-        app.print(f"checking {kata.name}, the first kata not passed yet", style="dim")
+        app.print(_("checking {kata}, the first kata not passed yet", kata=kata.name), style="dim")
     path = app.learner_file(kata)
     if not path.is_file():
-        app.print(f"{app.show_path(path)} is missing: kata reset {kata.id} restores the skeleton.")
+        app.print(_("{file} is missing: kata reset {kata} restores the skeleton.",
+                    file=app.show_path(path), kata=kata.id))
         return 1
     result = app.grade(kata, "check")
     app.render(result)
     state = app.store.read()
     if result.passed:
         upcoming = app.first_unfinished(state, after=kata)
-        app.print(f"\n{kata.name} passes." + (f" Next: kata check {upcoming.id}" if upcoming else
-                                               " Every kata passes."), style="green")
+        if upcoming:
+            text = _("{kata} passes. Next: kata check {next}", kata=kata.name, next=upcoming.id)
+        else:
+            text = _("{kata} passes. Every kata passes.", kata=kata.name)
+        app.print("\n" + text, style="green")
     elif state["mock"] is not None:
-        app.print("\nStill in the mock interview: fix it, then kata mock --submit")
+        app.print("\n" + _("Still in the mock interview: fix it, then kata mock --submit"))
     elif hint_level(state, kata) < len(kata.hints):
-        app.print(f"\nStuck? kata hint {kata.id} ({hint_level(state, kata)}/{len(kata.hints)} "
-                  "hints used)")
+        app.print("\n" + _("Stuck? kata hint {kata} ({used}/{total} hints used)", kata=kata.id,
+                           used=hint_level(state, kata), total=len(kata.hints)))
     return 0 if result.passed else 1
 
 
 def cmd_hint(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata)
-    app.refuse_during_mock("hints")
+    app.refuse_during_mock(_("a mock interview of {kata} is running: hints must wait until you "
+                             "hand it in (kata mock --submit)."))
     top = len(kata.hints)
 
     def reveal_next(state: dict) -> tuple[int, bool]:
@@ -716,29 +788,32 @@ def cmd_hint(app: App, args: argparse.Namespace) -> int:
         state = app.store.read()
         level, exhausted = hint_level(state, kata), False
         if level == 0:
-            app.print(f"No hints revealed for {kata.name} yet: kata hint {kata.id} shows the first.")
+            app.print(_("No hints revealed for {kata} yet: kata hint {id} shows the first.",
+                        kata=kata.name, id=kata.id))
         shown = range(1, level + 1)
     else:
         level, exhausted = app.store.update(reveal_next)
         state = app.store.read()
         shown = range(level, level + 1)
     for number in shown:
-        app.heading(f"hint {number}/{top} ({HINT_LEVELS[number - 1]}) - {kata.name}")
-        text = kata.hints[number - 1]
+        app.heading(_("hint {number}/{total} ({level}) - {kata}", number=number, total=top,
+                      level=hint_level_word(HINT_LEVELS[number - 1]), kata=kata.name))
+        text = translate(kata.hints[number - 1])
         if HINT_LEVELS[number - 1] == "near-code":
             app.code(textwrap.indent(text, "    "))  # code: never wrapped mid-expression
         else:
             app.print(text, markup=False)  # prose: wrapped to the terminal
     if exhausted:
-        app.print(f"\nThat was the last hint. Still stuck? kata solution {kata.id} (your "
-                  "report will show it).")
+        app.print("\n" + _("That was the last hint. Still stuck? kata solution {kata} (your "
+                           "report will show it).", kata=kata.id))
     latest = last_attempt(state, kata)
     if latest and latest.get("slugs"):
         slug = latest["slugs"][0]
         if slug in MISTAKES:
-            app.print(f"\nYour last attempt ({latest['at']}) made the mistake "
-                      f"{escape(f'[{slug}]')}: {escape(MISTAKES[slug].explanation)}")
-            app.print(f"hint: {escape(MISTAKES[slug].hint)}")
+            app.print("\n" + _("Your last attempt ({at}) made the mistake [{slug}]: {explanation}",
+                               at=latest["at"], slug=slug,
+                               explanation=translate(MISTAKES[slug].explanation)), markup=False)
+            app.print(_("hint: {hint}", hint=translate(MISTAKES[slug].hint)), markup=False)
     return 0
 
 
@@ -746,37 +821,41 @@ def watch_kata(app: App, kata: Kata) -> Kata | None:
     """Grade ``kata`` now and after each change to its file; returns the kata to watch next
     when the learner accepts to move on, None when the changes end."""
     path = app.learner_file(kata)
-    for _ in itertools.chain([None], app.file_changes(path)):  # None: grade before any save
+    for _change in itertools.chain([None], app.file_changes(path)):  # None: grade before any save
         app.console.clear()
         if not app.console.is_terminal:
             app.heading(time.strftime("%H:%M:%S", time.localtime(app.clock())))
         if not path.is_file():
-            app.print(f"{app.show_path(path)} is missing (kata reset {kata.id} restores it)")
+            app.print(_("{file} is missing (kata reset {kata} restores it)",
+                        file=app.show_path(path), kata=kata.id))
             continue
         result = app.grade(kata, "watch", use_cache=True)
         app.render(result)
-        app.print(f"\nwatching {app.show_path(path)}: save to re-grade, Ctrl-C to stop", style="dim")
+        app.print("\n" + _("watching {file}: save to re-grade, Ctrl-C to stop",
+                           file=app.show_path(path)), style="dim")
         if result.passed:
             upcoming = app.first_unfinished(app.store.read(), after=kata)
             if upcoming is None:
-                app.print("Every kata passes.", style="green")
-            elif app.interactive and app.confirm(f"{kata.name} passes: move on to {upcoming.name}?"):
+                app.print(_("Every kata passes."), style="green")
+            elif app.interactive and app.confirm(_("{kata} passes: move on to {next}?",
+                                                   kata=kata.name, next=upcoming.name)):
                 return upcoming
             elif not app.interactive:
-                app.print(f"{kata.name} passes. Next: kata watch {upcoming.id}", style="green")
+                app.print(_("{kata} passes. Next: kata watch {next}", kata=kata.name,
+                            next=upcoming.id), style="green")
     return None
 
 
 def cmd_watch(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata) if args.kata else app.first_unfinished(app.store.read())
     if kata is None:
-        app.print("Every kata passes: name one to watch, e.g. kata watch 03")
+        app.print(_("Every kata passes: name one to watch, e.g. kata watch 03"))
         return 0
     try:
         while kata is not None:
             kata = watch_kata(app, kata)
     except KeyboardInterrupt:
-        app.print("\nstopped watching.")
+        app.print("\n" + _("stopped watching."))
     return 0
 
 
@@ -784,16 +863,16 @@ def cmd_reset(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata)
     path = app.learner_file(kata)
     if app.is_untouched(kata):
-        app.print(f"{app.show_path(path)} is already the untouched skeleton.")
+        app.print(_("{file} is already the untouched skeleton.", file=app.show_path(path)))
         return 0
-    if not app.confirm(f"Replace {app.show_path(path)} with the skeleton? (your file is backed "
-                       "up first)", args.yes):
-        app.print("Nothing changed.")
+    if not app.confirm(_("Replace {file} with the skeleton? (your file is backed up first)",
+                         file=app.show_path(path)), args.yes):
+        app.print(_("Nothing changed."))
         return 1
     if path.is_file():
-        app.print(f"your file is backed up as {app.show_path(app.backup(kata))}")
+        app.print(_("your file is backed up as {backup}", backup=app.show_path(app.backup(kata))))
     app.restore_skeleton(kata)
-    app.print(f"{app.show_path(path)} is the skeleton again.")
+    app.print(_("{file} is the skeleton again.", file=app.show_path(path)))
     return 0
 
 
@@ -809,23 +888,24 @@ def cmd_restore(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata)
     mock = app.running_mock()
     if mock is not None and mock["kata"] == kata.name:
-        app.refuse_during_mock(f"bringing back a backup of {kata.name}")
+        app.refuse_during_mock(_("a mock interview of {kata} is running: bringing back a backup "
+                                 "of {kata} must wait until you hand it in (kata mock --submit)."))
     path = app.learner_file(kata)
     backups = app.backups(kata)
     if not backups:
-        app.print(f"{kata.name} has no backups yet: kata reset and kata mock make one before "
-                  "they replace your file.")
+        app.print(_("{kata} has no backups yet: kata reset and kata mock make one before they "
+                    "replace your file.", kata=kata.name))
         return 1
     current = path.read_bytes() if path.is_file() else None
     if args.list:
-        app.print(f"backups of {app.show_path(path)}, newest first (kata restore {kata.id} N "
-                  "brings number N back):")
+        app.print(_("backups of {file}, newest first (kata restore {kata} N brings number N "
+                    "back):", file=app.show_path(path), kata=kata.id))
         for number, backup in enumerate(backups, start=1):
-            notes = ["latest"] if number == 1 else []
+            notes = [_("latest")] if number == 1 else []
             if current is not None and backup.read_bytes() == current:
-                notes.append("same as your file")
-            lines = len(backup.read_bytes().splitlines())
-            app.print(f"  {number:>2}  {backup_time(backup)}  {lines:>4} lines  "
+                notes.append(_("same as your file"))
+            lines = _("{count} lines", count=f"{len(backup.read_bytes().splitlines()):>4}")
+            app.print(f"  {number:>2}  {backup_time(backup)}  {lines}  "
                       f"{app.show_path(backup)}" + (f"  ({', '.join(notes)})" if notes else ""),
                       markup=False)
         return 0
@@ -835,31 +915,34 @@ def cmd_restore(app: App, args: argparse.Namespace) -> int:
     else:
         named = [b for b in backups if choice in (b.name, b.stem)]
         if not named:
-            raise UsageError(f"{kata.name} has no backup {choice!r}: its backups are numbered 1 to "
-                             f"{len(backups)} (kata restore {kata.id} --list shows them)")
+            raise UsageError(_("{kata} has no backup {choice}: its backups are numbered 1 to "
+                               "{count} (kata restore {id} --list shows them)", kata=kata.name,
+                               choice=repr(choice), count=len(backups), id=kata.id))
         chosen = named[0]
     if current is not None and chosen.read_bytes() == current:
-        app.print(f"{app.show_path(path)} is already the same as {app.show_path(chosen)}.")
+        app.print(_("{file} is already the same as {backup}.", file=app.show_path(path),
+                    backup=app.show_path(chosen)))
         return 0
     if current is not None and not app.is_untouched(kata):
-        app.print(f"your file is backed up as {app.show_path(app.backup(kata))}")
+        app.print(_("your file is backed up as {backup}", backup=app.show_path(app.backup(kata))))
     write_atomically(path, chosen.read_bytes())
 
     def record(state: dict) -> None:
         app.touch(state, kata)
 
     app.store.update(record)
-    app.print(f"{app.show_path(path)} is back to the backup of {backup_time(chosen)} "
-              f"({app.show_path(chosen)}).")
+    app.print(_("{file} is back to the backup of {time} ({backup}).", file=app.show_path(path),
+                time=backup_time(chosen), backup=app.show_path(chosen)))
     return 0
 
 
 def cmd_solution(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata)
-    app.refuse_during_mock("the solution")
-    if not app.confirm(f"Show the reference solution of {kata.name}? Your report will say you "
-                       "saw it.", args.yes):
-        app.print("Not shown.")
+    app.refuse_during_mock(_("a mock interview of {kata} is running: the solution must wait "
+                             "until you hand it in (kata mock --submit)."))
+    if not app.confirm(_("Show the reference solution of {kata}? Your report will say you saw "
+                         "it.", kata=kata.name), args.yes):
+        app.print(_("Not shown."))
         return 1
 
     def record(state: dict) -> None:
@@ -869,7 +952,8 @@ def cmd_solution(app: App, args: argparse.Namespace) -> int:
 
     app.store.update(record)
     app.code(kata.solution_path.read_text(encoding="utf-8"))
-    app.print(f"\nNow close it and write it yourself: kata reset {kata.id}, or kata mock {kata.id}.")
+    app.print("\n" + _("Now close it and write it yourself: kata reset {kata}, or kata mock "
+                       "{kata}.", kata=kata.id))
     return 0
 
 
@@ -881,12 +965,12 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
     if running is not None:
         kata = registry.get(running["kata"])
         if args.kata and resolve(args.kata) != kata:
-            raise UsageError(f"a mock interview of {kata.name} is running: hand it in first "
-                             "(kata mock --submit)")
+            raise UsageError(_("a mock interview of {kata} is running: hand it in first "
+                               "(kata mock --submit)", kata=kata.name))
         show_running_mock(app, running)
         return 0
     if args.minutes is not None and args.minutes <= 0:
-        raise UsageError("--minutes must be a positive number")
+        raise UsageError(_("--minutes must be a positive number"))
     if args.kata:
         kata = resolve(args.kata)
     else:
@@ -895,12 +979,12 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
     minutes = kata.target_minutes if args.minutes is None else args.minutes
     path = app.learner_file(kata)
     if not app.is_untouched(kata):
-        if not app.confirm(f"A mock starts from the skeleton: back up {app.show_path(path)} "
-                           "and reset it?", args.yes):
-            app.print("No mock started.")
+        if not app.confirm(_("A mock starts from the skeleton: back up {file} and reset it?",
+                             file=app.show_path(path)), args.yes):
+            app.print(_("No mock started."))
             return 1
         if path.is_file():
-            app.print(f"your file is backed up as {app.show_path(app.backup(kata))}")
+            app.print(_("your file is backed up as {backup}", backup=app.show_path(app.backup(kata))))
         app.restore_skeleton(kata)
 
     def start(state: dict) -> dict:
@@ -911,27 +995,30 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
         return state["mock"]
 
     mock = app.store.update(start)
-    app.heading(f"mock interview: {kata.name} - {kata.title}", style="bold")
+    app.heading(_("mock interview: {kata} - {title}", kata=kata.name, title=translate(kata.title)),
+                style="bold")
     readme = app.readme(kata)
     if readme.is_file():
         app.markdown(questions_only(readme.read_text(encoding="utf-8")))
     else:
-        app.print(f"{kata.title}: {app.show_path(readme)} is missing; the skeleton's docstrings "
-                  "state the task.")
+        app.print(_("{title}: {readme} is missing; the skeleton's docstrings state the task.",
+                    title=translate(kata.title), readme=app.show_path(readme)))
     app.heading(style="bold")
-    app.print(f"You have {countdown(mock['deadline'] - mock['started'])} (until "
-              f"{clock_time(mock['deadline'])}). Edit {app.show_path(path)}, then hand it in "
-              "with kata mock --submit. It is an interview: no hints and no solution until "
-              "you hand it in; answer the interviewer follow-ups aloud.", style="bold")
+    app.print(_("You have {time} (until {clock}). Edit {file}, then hand it in with kata mock "
+                "--submit. It is an interview: no hints and no solution until you hand it in; "
+                "answer the interviewer follow-ups aloud.",
+                time=countdown(mock["deadline"] - mock["started"]),
+                clock=clock_time(mock["deadline"]), file=app.show_path(path)), style="bold")
     return 0
 
 
 def show_running_mock(app: App, mock: dict) -> None:
     kata = registry.get(mock["kata"])
     left = mock["deadline"] - app.clock()
-    app.print(f"mock interview of {kata.name}: {countdown(left)} left (until "
-              f"{clock_time(mock['deadline'])}); edit {app.show_path(app.learner_file(kata))}, "
-              "then kata mock --submit", style="bold")
+    app.print(_("mock interview of {kata}: {time} left (until {clock}); edit {file}, then kata "
+                "mock --submit", kata=kata.name, time=countdown(left),
+                clock=clock_time(mock["deadline"]), file=app.show_path(app.learner_file(kata))),
+              style="bold")
 
 
 def submit_mock(app: App, console: Console | None = None) -> int:
@@ -940,7 +1027,7 @@ def submit_mock(app: App, console: Console | None = None) -> int:
     console = console or app.console
     mock = app.store.read()["mock"]
     if mock is None:
-        raise UsageError("no mock interview is running: start one with kata mock")
+        raise UsageError(_("no mock interview is running: start one with kata mock"))
     kata = registry.get(mock["kata"])
     now = app.clock()
     late = now > mock["deadline"]
@@ -948,7 +1035,8 @@ def submit_mock(app: App, console: Console | None = None) -> int:
     if app.learner_file(kata).is_file():
         result = app.grade(kata, "mock", time_cap=mock["minutes"] * 60)
     else:
-        result = KataResult(kata.name, error=f"{app.show_path(app.learner_file(kata))} is missing")
+        result = KataResult(kata.name, error=_("{file} is missing",
+                                               file=app.show_path(app.learner_file(kata))))
     outcome = TIME_RAN_OUT if late else result.status
 
     def finish(state: dict) -> None:
@@ -960,11 +1048,14 @@ def submit_mock(app: App, console: Console | None = None) -> int:
 
     app.store.update(finish)
     app.render(result, console)
-    verdict = f"mock interview of {kata.name}: {outcome}"
     if late:
-        verdict += f" after {mock['minutes']:g} min (graded as it stood: {result.status})"
+        verdict = _("mock interview of {kata}: {outcome} after {minutes} min (graded as it "
+                    "stood: {status})", kata=kata.name, outcome=outcome_word(outcome),
+                    minutes=f"{mock['minutes']:g}", status=shown(result.status))
     else:
-        verdict += f" in {countdown(taken)} of {countdown(mock['minutes'] * 60)}"
+        verdict = _("mock interview of {kata}: {outcome} in {taken} of {allowed}", kata=kata.name,
+                    outcome=outcome_word(outcome), taken=countdown(taken),
+                    allowed=countdown(mock["minutes"] * 60))
     console.print(f"\n{verdict}", style="bold", highlight=False)
     return 0 if result.passed and not late else 1
 
@@ -975,8 +1066,8 @@ def settle_expired_mock(app: App, console: Console) -> bool:
     mock = app.store.read()["mock"]
     if mock is None or app.clock() <= mock["deadline"]:
         return False
-    console.print(f"Time ran out for the mock interview of {mock['kata']}: grading it as "
-                  "it stands.", style="bold", highlight=False)
+    console.print(_("Time ran out for the mock interview of {kata}: grading it as it stands.",
+                    kata=mock["kata"]), style="bold", highlight=False)
     submit_mock(app, console)
     console.print()
     return True
@@ -1012,23 +1103,24 @@ def practise_next(summaries: list[dict], state: dict) -> list[dict]:
     No hint for the kata of a running mock interview."""
     passed_mocks = {m["kata"] for m in state["mocks"] if m.get("outcome") == ALL_PASSED}
     in_mock = (state["mock"] or {}).get("kata")
-    buckets: list[list[dict]] = [[] for _ in range(5)]
+    buckets: list[list[dict]] = [[] for _bucket in range(5)]
     for s in summaries:
         status, recurring = s["best_status"], s["recurring_mistakes"]
         if status != ALL_PASSED and recurring:
             slug = recurring[0]
             hint = MISTAKES[slug].hint if slug in MISTAKES and s["kata"] != in_mock else ""
-            buckets[0].append({"kata": s["kata"], "reason": f"{status}, and [{slug}] keeps coming "
-                               f"back ({s['mistakes'][slug]} attempts). {hint}".strip()})
+            reason = _("{status}, and [{slug}] keeps coming back ({count} attempts).",
+                       status=shown(status), slug=slug, count=s["mistakes"][slug])
+            buckets[0].append({"kata": s["kata"], "reason": f"{reason} {translate(hint)}".strip()})
         elif status == FAILING:
-            buckets[1].append({"kata": s["kata"], "reason": "failing: kata hint may help"})
+            buckets[1].append({"kata": s["kata"], "reason": _("failing: kata hint may help")})
         elif s["solution_revealed"] and s["kata"] not in passed_mocks:
-            buckets[2].append({"kata": s["kata"], "reason": "you saw the solution: write it "
-                               f"alone, timed (kata mock {s['kata'][:2]})"})
+            buckets[2].append({"kata": s["kata"], "reason": _(
+                "you saw the solution: write it alone, timed (kata mock {id})", id=s["kata"][:2])})
         elif status == CORE_PASSED:
-            buckets[3].append({"kata": s["kata"], "reason": "core passed: the follow-ups are left"})
+            buckets[3].append({"kata": s["kata"], "reason": _("core passed: the follow-ups are left")})
         elif status == NOT_STARTED:
-            buckets[4].append({"kata": s["kata"], "reason": "not started"})
+            buckets[4].append({"kata": s["kata"], "reason": shown(NOT_STARTED)})
     return [item for bucket in buckets for item in bucket]
 
 
@@ -1053,36 +1145,41 @@ def build_report(app: App, announce: Callable[[str], None]) -> dict:
 
 
 def report_markdown(report: dict) -> str:
-    lines = [f"# Attention katas: self-assessment ({report['generated'].replace('T', ' ')})", "",
-             report["progress"] + ".", "",
-             "_Status now: your file as it stands (as in `kata list`); best: the best any of "
-             "your graded attempts reached._"]
+    lines = [_("# Attention katas: self-assessment ({time})",
+               time=report["generated"].replace("T", " ")), "",
+             _("{progress}.", progress=report["progress"]), "",
+             _("_Status now: your file as it stands (as in `kata list`); best: the best any of "
+               "your graded attempts reached._")]
     summaries = {s["kata"]: s for s in report["katas"]}
     for title, members in tracks(k for k in registry.KATAS if k.name in summaries):
         lines += ["", f"## {track_heading(title, members)}", "",
-                  "| kata | status now | best | attempts | time | hints | solution seen "
-                  "| recurring mistakes |",
+                  _("| kata | status now | best | attempts | time | hints | solution seen | "
+                    "recurring mistakes |"),
                   "|---|---|---|---|---|---|---|---|"]
         for s in (summaries[k.name] for k in members):
             recurring = ", ".join(f"`{slug}` ×{s['mistakes'][slug]}" for slug in s["recurring_mistakes"])
-            lines.append(f"| {s['kata']} | {s['status']} | {s['best_status']} | {s['attempts']} "
+            seen = _("yes") if s["solution_revealed"] else _("no")
+            lines.append(f"| {s['kata']} | {progress_words(s['status'])} | "
+                         f"{shown(s['best_status'])} | {s['attempts']} "
                          f"| {duration(s['time_s'])} | {s['hints_used']}/{s['hints_total']} | "
-                         f"{'yes' if s['solution_revealed'] else 'no'} | {recurring or '-'} |")
+                         f"{seen} | {recurring or '-'} |")
     if report["mocks"]:
-        lines += ["", "## Mock interviews", "", "| kata | started | time taken | result |",
-                  "|---|---|---|---|"]
+        lines += ["", _("## Mock interviews"), "",
+                  _("| kata | started | time taken | result |"), "|---|---|---|---|"]
         for m in report["mocks"]:
-            lines.append(f"| {m['kata']} | {m['started'].replace('T', ' ')} | "
-                         f"{countdown(m['taken_s'])} of {countdown(m['minutes'] * 60)} | {m['outcome']} |")
-    lines += ["", "## What to practise next", ""]
+            taken = _("{taken} of {allowed}", taken=countdown(m["taken_s"]),
+                      allowed=countdown(m["minutes"] * 60))
+            lines.append(f"| {m['kata']} | {m['started'].replace('T', ' ')} | {taken} | "
+                         f"{outcome_word(m['outcome'])} |")
+    lines += ["", _("## What to practise next"), ""]
     if report["practise_next"]:
         lines += [f"{n}. **{item['kata']}**: {item['reason']}"
                   for n, item in enumerate(report["practise_next"], start=1)]
     else:
-        lines.append("Every kata passes. Keep them fresh with timed mocks: `kata mock`.")
+        lines.append(_("Every kata passes. Keep them fresh with timed mocks: `kata mock`."))
     lines.append("")
-    lines.append("_Time counts the minutes between your actions on a kata; a pause of more than "
-                 f"{IDLE_GAP_S // 60} minutes counts as a break._")
+    lines.append(_("_Time counts the minutes between your actions on a kata; a pause of more than "
+                   "{minutes} minutes counts as a break._", minutes=IDLE_GAP_S // 60))
     return "\n".join(lines)
 
 
@@ -1101,83 +1198,160 @@ def cmd_report(app: App, args: argparse.Namespace) -> int:
 COMMANDS = {"list": cmd_list, "check": cmd_check, "hint": cmd_hint, "watch": cmd_watch,
             "reset": cmd_reset, "restore": cmd_restore, "solution": cmd_solution, "mock": cmd_mock,
             "report": cmd_report}
-KATA_HELP = "an id (03_mha), number (3, 03) or short name (mha)"
+LANGUAGE_OPTION = "--lang"
+
+
+def kata_help() -> str:
+    return _("an id (03_mha), number (3, 03) or short name (mha)")
+
+
+def overview() -> str:
+    """The command's description for ``kata --help``, in the learner's language."""
+    return _(
+        "The kata command: practice as a loop - see where you are, try, get a precise verdict,\n"
+        "get a hint, try again.\n\n"
+        "    kata list                 every kata by track, with its status, a progress line, what next\n"
+        "    kata check [KATA]         grade a kata (default: the first one not passed yet)\n"
+        "    kata hint KATA            the next hint: a nudge, then the key idea, then near-code\n"
+        "    kata watch [KATA]         re-grade on every save\n"
+        "    kata reset KATA           back to the skeleton (your file is backed up first)\n"
+        "    kata restore KATA [N]     bring a backup back (the latest; --list shows them all)\n"
+        "    kata solution KATA        show the reference solution (your report will say so)\n"
+        "    kata mock [KATA]          a timed mock interview; hand it in with `kata mock --submit`\n"
+        "    kata report               a self-assessment in markdown (--json for machines)\n\n"
+        "KATA is an id (03_mha), a number (3 or 03) or a short name (mha).\n\n"
+        "Language: --lang LANG (before or after the command), else KATA_LANG, else a zh locale\n"
+        "(LC_ALL, LC_MESSAGES, LANG) selects Chinese; English otherwise. Languages: {languages}.\n\n"
+        "Which copy of the repository: the one the current directory is in (searched upwards for a\n"
+        "folder with katas/ and graders/core/registry.py), else the copy this command was\n"
+        "installed from - said in one line, as is KATA_ROOT=DIR, which points the command at\n"
+        "another copy. That copy's katas/ are the learner's files and its .kata/ their progress.",
+        languages=", ".join(i18n.languages()))
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help layout, its "usage: " in the learner's language."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        return super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
+
+
+def localised(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with argparse's own headings and ``--help`` text in the learner's language."""
+    parser._positionals.title = _("positional arguments")
+    parser._optionals.title = _("options")
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            action.help = _("show this help message and exit")
+    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kata", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    """The command line, its help in the learner's language (chosen before it is built)."""
+    parser = localised(argparse.ArgumentParser(prog="kata", description=overview(),
+                                               formatter_class=HelpFormatter))
+    language_help = _("the language to read: {languages} (default: KATA_LANG, else the locale)",
+                      languages=", ".join(i18n.languages()))
+    parser.add_argument(LANGUAGE_OPTION, metavar="LANG", help=language_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    kata_text = kata_help()
 
     def command(name: str, summary: str, details: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=summary, description=f"{summary.capitalize()}.\n\n{details}",
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+        """``summary``: one line, already a sentence; ``details``: the rest of the help."""
+        p = localised(sub.add_parser(name, help=summary, description=f"{summary}\n\n{details}",
+                                     formatter_class=HelpFormatter))
+        # Also after the command (kata list --lang zh-CN); main() reads it before parsing.
+        p.add_argument(LANGUAGE_OPTION, metavar="LANG", default=argparse.SUPPRESS,
+                       help=language_help)
+        return p
 
-    command("list", "every kata with its status, and what to do next",
-            "Katas in two tracks: foundations, then full models and modern inference; each\n"
-            "with its difficulty and the target time of a mock interview. Statuses, of your\n"
-            "file as it stands: not started (skeleton untouched), failing (with the first\n"
-            "mistake the grader recognised), core passed (follow-ups left), all passed.\n"
-            "Only files changed since they were last graded are graded again.")
-    p = command("check", "grade a kata and show the report",
-                "Runs the same checks as `pytest katas/NN_name`: core checks, then follow-ups,\n"
-                "with the mistakes recognised and their hints. Exit status 0 only when every\n"
-                "check passes, 1 when one fails, 2 on a usage error.\n\n"
-                "  kata check           the first kata not passed yet\n"
-                "  kata check mha       katas/03_mha/mha.py\n"
-                "  kata check 3 --impl ~/my_mha.py   grade another file (nothing recorded)")
-    p.add_argument("kata", nargs="?", help=f"the kata: {KATA_HELP}; default: the first not passed")
-    p.add_argument("--impl", metavar="PATH", help="grade the file at PATH instead of the kata's file")
-    p = command("hint", "the next hint for a kata",
-                "Each kata has three hints, one more per call: a nudge, the key idea, then\n"
-                "near-code. If your last attempt made a recognised mistake, its hint follows.\n"
-                "Refused while a mock interview runs.")
-    p.add_argument("kata", help=KATA_HELP)
-    p.add_argument("--all", action="store_true", help="show the hints revealed so far, revealing no new one")
-    p = command("watch", "re-grade a kata every time its file is saved",
-                "Clears the screen and shows the report after each save; when the kata passes,\n"
-                "offers to move on to the next one. Ctrl-C stops.")
-    p.add_argument("kata", nargs="?", help=f"the kata: {KATA_HELP}; default: the first not passed")
-    p = command("reset", "restore a kata's skeleton",
-                "Your file is first copied to .kata/backups/NN_name/ (the path is printed).")
-    p.add_argument("kata", help=KATA_HELP)
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    p = command("restore", "bring back a backup of a kata's file",
-                "kata reset and kata mock back your file up in .kata/backups/NN_name/ before\n"
-                "replacing it. This brings the latest backup back, or backup N of the list;\n"
-                "what it replaces is backed up first.\n\n"
-                "  kata restore 3 --list   the backups of 03_mha, newest first\n"
-                "  kata restore 3          the latest\n"
-                "  kata restore 3 2        number 2 of the list")
-    p.add_argument("kata", help=KATA_HELP)
-    p.add_argument("backup", nargs="?", help="number N of --list, or a backup's file name (default: 1, the latest)")
-    p.add_argument("--list", action="store_true", help="list the backups, restoring nothing")
-    p = command("solution", "print a kata's reference solution",
-                "Asks first; once shown, `kata report` says you saw it. Refused while a mock\n"
-                "interview runs.")
-    p.add_argument("kata", help=KATA_HELP)
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    p = command("mock", "a timed mock interview",
-                "Starts one: picks a kata (default: a random one not passed yet), resets its file\n"
-                "to the skeleton (backing yours up), shows the task and its interviewer\n"
-                "follow-ups (without their answers) and starts the clock: the kata's target\n"
-                "time (kata list shows it) unless --minutes says otherwise. While it runs,\n"
-                "`kata mock` shows the time left, and hints, the solution and restoring the\n"
-                "kata's backups are refused. Hand it in with `kata mock --submit`; past the\n"
-                "deadline, any kata command hands it in as it stands, recorded as\n"
-                "\"time ran out\".")
-    p.add_argument("kata", nargs="?", help=f"the kata: {KATA_HELP}; default: random, not passed yet")
+    command("list", _("Every kata with its status, and what to do next."),
+            _("Katas in two tracks: foundations, then full models and modern inference; each\n"
+              "with its difficulty and the target time of a mock interview. Statuses, of your\n"
+              "file as it stands: not started (skeleton untouched), failing (with the first\n"
+              "mistake the grader recognised), core passed (follow-ups left), all passed.\n"
+              "Only files changed since they were last graded are graded again."))
+    p = command("check", _("Grade a kata and show the report."),
+                _("Runs the same checks as `pytest katas/NN_name`: core checks, then follow-ups,\n"
+                  "with the mistakes recognised and their hints. Exit status 0 only when every\n"
+                  "check passes, 1 when one fails, 2 on a usage error.\n\n"
+                  "  kata check           the first kata not passed yet\n"
+                  "  kata check mha       katas/03_mha/mha.py\n"
+                  "  kata check 3 --impl ~/my_mha.py   grade another file (nothing recorded)"))
+    p.add_argument("kata", nargs="?", help=_("the kata: {kata_help}; default: the first not passed",
+                                             kata_help=kata_text))
+    p.add_argument("--impl", metavar="PATH", help=_("grade the file at PATH instead of the kata's file"))
+    p = command("hint", _("The next hint for a kata."),
+                _("Each kata has three hints, one more per call: a nudge, the key idea, then\n"
+                  "near-code. If your last attempt made a recognised mistake, its hint follows.\n"
+                  "Refused while a mock interview runs."))
+    p.add_argument("kata", help=kata_text)
+    p.add_argument("--all", action="store_true",
+                   help=_("show the hints revealed so far, revealing no new one"))
+    p = command("watch", _("Re-grade a kata every time its file is saved."),
+                _("Clears the screen and shows the report after each save; when the kata passes,\n"
+                  "offers to move on to the next one. Ctrl-C stops."))
+    p.add_argument("kata", nargs="?", help=_("the kata: {kata_help}; default: the first not passed",
+                                             kata_help=kata_text))
+    p = command("reset", _("Restore a kata's skeleton."),
+                _("Your file is first copied to .kata/backups/NN_name/ (the path is printed)."))
+    p.add_argument("kata", help=kata_text)
+    p.add_argument("--yes", "-y", action="store_true", help=_("do not ask for confirmation"))
+    p = command("restore", _("Bring back a backup of a kata's file."),
+                _("kata reset and kata mock back your file up in .kata/backups/NN_name/ before\n"
+                  "replacing it. This brings the latest backup back, or backup N of the list;\n"
+                  "what it replaces is backed up first.\n\n"
+                  "  kata restore 3 --list   the backups of 03_mha, newest first\n"
+                  "  kata restore 3          the latest\n"
+                  "  kata restore 3 2        number 2 of the list"))
+    p.add_argument("kata", help=kata_text)
+    p.add_argument("backup", nargs="?",
+                   help=_("number N of --list, or a backup's file name (default: 1, the latest)"))
+    p.add_argument("--list", action="store_true", help=_("list the backups, restoring nothing"))
+    p = command("solution", _("Print a kata's reference solution."),
+                _("Asks first; once shown, `kata report` says you saw it. Refused while a mock\n"
+                  "interview runs."))
+    p.add_argument("kata", help=kata_text)
+    p.add_argument("--yes", "-y", action="store_true", help=_("do not ask for confirmation"))
+    p = command("mock", _("A timed mock interview."),
+                _("Starts one: picks a kata (default: a random one not passed yet), resets its file\n"
+                  "to the skeleton (backing yours up), shows the task and its interviewer\n"
+                  "follow-ups (without their answers) and starts the clock: the kata's target\n"
+                  "time (kata list shows it) unless --minutes says otherwise. While it runs,\n"
+                  "`kata mock` shows the time left, and hints, the solution and restoring the\n"
+                  "kata's backups are refused. Hand it in with `kata mock --submit`; past the\n"
+                  "deadline, any kata command hands it in as it stands, recorded as\n"
+                  "\"time ran out\"."))
+    p.add_argument("kata", nargs="?", help=_("the kata: {kata_help}; default: random, not passed yet",
+                                             kata_help=kata_text))
     p.add_argument("--minutes", type=float, default=None,
-                   help="time allowed (default: the kata's target time)")
-    p.add_argument("--submit", action="store_true", help="hand in the running mock: grade and record it")
-    p.add_argument("--yes", "-y", action="store_true", help="reset a file with work in it without asking")
-    p = command("report", "a self-assessment of your practice",
-                "Progress as kata list counts it; per kata, by track: status now, best status,\n"
-                "attempts, time spent, hints used, whether you saw the solution, mistakes that\n"
-                "came back in two or more attempts; your mock interviews; and what to practise\n"
-                "next. Markdown, or JSON with --json.")
-    p.add_argument("--json", action="store_true", help="JSON for machines instead of markdown")
+                   help=_("time allowed (default: the kata's target time)"))
+    p.add_argument("--submit", action="store_true",
+                   help=_("hand in the running mock: grade and record it"))
+    p.add_argument("--yes", "-y", action="store_true",
+                   help=_("reset a file with work in it without asking"))
+    p = command("report", _("A self-assessment of your practice."),
+                _("Progress as kata list counts it; per kata, by track: status now, best status,\n"
+                  "attempts, time spent, hints used, whether you saw the solution, mistakes that\n"
+                  "came back in two or more attempts; your mock interviews; and what to practise\n"
+                  "next. Markdown, or JSON with --json."))
+    p.add_argument("--json", action="store_true", help=_("JSON for machines instead of markdown"))
     return parser
+
+
+def language_argument(argv: list[str]) -> str | None:
+    """The value of ``--lang`` anywhere on the command line (``--lang zh-CN`` or
+    ``--lang=zh-CN``; the last one wins), or None. Read before the parser is built, so that
+    the help and argparse's own messages are in that language too."""
+    chosen = None
+    for index, word in enumerate(argv):
+        if word == "--":
+            break
+        if word == LANGUAGE_OPTION:
+            chosen = argv[index + 1] if index + 1 < len(argv) else ""
+        elif word.startswith(LANGUAGE_OPTION + "="):
+            chosen = word.split("=", 1)[1]
+    return chosen
 
 
 def main(argv: list[str] | None = None, *, root: Path | str | None = None,
@@ -1187,6 +1361,16 @@ def main(argv: list[str] | None = None, *, root: Path | str | None = None,
     """Run the ``kata`` command; returns its exit status. The keyword arguments replace the
     real world for tests: the repository copy (instead of locate_repository), the console,
     the clock, the random choice of mock, the file watcher and whether stdin is a terminal."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    language = language_argument(argv)
+    if language is not None:
+        try:
+            i18n.use(language)  # sets KATA_LANG: the grading in this process reads it too
+        except ValueError:
+            (console or make_console()).print(
+                _("kata: no language {language}; available: {languages}", language=repr(language),
+                  languages=", ".join(i18n.languages())), markup=False, highlight=False)
+            return 2
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, or a usage error argparse has already explained
@@ -1207,7 +1391,7 @@ def main(argv: list[str] | None = None, *, root: Path | str | None = None,
             settled = settle_expired_mock(app, Console(stderr=True, highlight=False) if quiet
                                           else app.console)
             if settled and command == "mock":
-                app.print("Start another with kata mock.")  # not on the heels of the one that ended
+                app.print(_("Start another with kata mock."))  # not on the heels of the one that ended
                 return 0
         if command in ("list", "check") and not getattr(args, "impl", None):
             mock = app.store.read()["mock"]

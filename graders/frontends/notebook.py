@@ -14,11 +14,19 @@ from __future__ import annotations
 
 import sys
 
-from graders.core import session
+from graders.core import i18n, session
+from graders.core.i18n import _
 from graders.frontends.quiz import quiz  # noqa: F401  (the notebooks import check and quiz from here)
 from graders.core.results import KataResult
 
 REPORT_WIDTH = 110  # wide enough for the hint column, narrow enough for a notebook
+
+
+def use_language(tag: str) -> str:
+    """Read this notebook's grading and quiz in language ``tag`` (``"zh-CN"``, ``"en"``);
+    a zh-CN notebook calls it in its first code cell. Returns the tag chosen; raises
+    ValueError naming the languages there are."""
+    return i18n.use(tag)
 
 
 def check(kata_key: str, *objects, **named) -> KataResult:
@@ -33,7 +41,8 @@ def check(kata_key: str, *objects, **named) -> KataResult:
     for obj in objects:
         name = getattr(obj, "__name__", None)
         if name is None:
-            raise TypeError(f"check() takes functions and classes, or name=object; got {obj!r}")
+            raise TypeError(_("check() takes functions and classes, or name=object; got {value}",
+                              value=repr(obj)))
         implementation[name] = obj
     implementation.update(named)
     result = session.grade(kata_key, objects=implementation)
@@ -43,6 +52,6 @@ def check(kata_key: str, *objects, **named) -> KataResult:
                       no_color=True, width=REPORT_WIDTH)
     session.render(result, console)
     if result.passed:
-        print("\nall checks pass")
+        print("\n" + _("all checks pass"))
     return result
 

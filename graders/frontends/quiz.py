@@ -14,10 +14,12 @@ them against PyTorch's own modules.
 from __future__ import annotations
 
 import math
-import textwrap
 from dataclasses import dataclass
 
-from graders.core import registry
+from graders.core import i18n, registry
+from graders.core.i18n import _, translate
+
+REASONING_WIDTH = 88  # terminal columns (a Chinese character takes two)
 
 INTEGER, NUMBER, CHOICE = "integer", "number", "choice"  # the kinds of answer
 CORRECT, WRONG, UNANSWERED = "correct", "wrong", "unanswered"
@@ -42,15 +44,16 @@ class Question:
     def answer_format(self) -> str:
         """What the learner types, for the comment in the answers cell."""
         if self.kind == INTEGER:
-            return "a whole number"
+            return _("a whole number")
         if self.kind == NUMBER:
-            return f"a number (within {self.rel_tolerance:.0%})"
-        return "a letter: " + ", ".join(repr(letter) for letter in letters(len(self.choices)))
+            return _("a number (within {tolerance})", tolerance=f"{self.rel_tolerance:.0%}")
+        return _("a letter: {letters}",
+                 letters=", ".join(repr(letter) for letter in letters(len(self.choices))))
 
     def markdown(self, number: int) -> str:
         """The question as the notebook shows it: numbered, with its lettered options."""
-        lines = [f"**{number}.** {self.prompt}"]
-        lines += [f"   - **{letter}** {choice}"
+        lines = [f"**{number}.** {translate(self.prompt)}"]
+        lines += [f"   - **{letter}** {translate(choice)}"
                   for letter, choice in zip(letters(len(self.choices)), self.choices)]
         return "\n".join(lines)
 
@@ -750,11 +753,17 @@ def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
         outcome = question.judge(given)
         outcomes.append(outcome)
         if outcome == UNANSWERED:
-            print(f"{number}. unanswered ({question.answer_format})")
+            print(f"{number}. " + _("unanswered ({format})", format=question.answer_format))
             continue
-        verdict = "correct" if outcome == CORRECT else f"wrong: you said {given!r}, the answer is {question.answer!r}"
+        if outcome == CORRECT:
+            verdict = _("correct")
+        else:
+            verdict = _("wrong: you said {given}, the answer is {answer}", given=repr(given),
+                        answer=repr(question.answer))
         print(f"{number}. {verdict}")
-        print(textwrap.fill(question.reasoning, width=88, initial_indent="   ", subsequent_indent="   "))
+        print(i18n.fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   "))
     result = QuizResult(kata.name, tuple(outcomes))
-    print(f"\n{result.score}/{len(outcomes)} correct" + (": well done" if result.all_correct else ""))
+    score = dict(score=result.score, total=len(outcomes))
+    print("\n" + (_("{score}/{total} correct: well done", **score) if result.all_correct
+                  else _("{score}/{total} correct", **score)))
     return result

@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", nargs="?", help="import: the JSON file to read")
     parser.add_argument("--lang", action="append", help="only this language (default: all)")
     parser.add_argument("--catalog", help="export: the catalog, e.g. kata_03_mha or mistakes")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # --lang before or after the file
     languages = args.lang or [tag for tag in i18n.languages() if tag != i18n.ENGLISH]
     if args.command == "export":
         json.dump(export(languages[0], args.catalog), sys.stdout, ensure_ascii=False, indent=1)
