@@ -292,8 +292,9 @@ def progress_line(statuses: dict[str, str]) -> str:
     "7 katas: 2 all passed, 1 core passed (follow-ups left), 4 not started; next: 03_mha".
     `kata list` and `kata report` both print it."""
     counts = collections.Counter(statuses.values())
-    parts = ", ".join(f"{counts[status]} {progress_words(status)}" for status in PROGRESS_ORDER
-                      if counts[status] or status == ALL_PASSED)
+    separator = _(", ")  # a list's comma, in the learner's language
+    parts = separator.join(f"{counts[status]} {progress_words(status)}" for status in PROGRESS_ORDER
+                           if counts[status] or status == ALL_PASSED)
     upcoming = next((k.name for k in registry.KATAS if statuses.get(k.name) != ALL_PASSED), None)
     if upcoming:
         return _("{count} katas: {counts}; next: {kata}", count=len(statuses), counts=parts,
