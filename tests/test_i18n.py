@@ -187,6 +187,16 @@ def texts_edit_sentence() -> str:
     return module.EDIT_SENTENCE
 
 
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_the_repository_readme_has_its_twin(language):
+    english = (REPO_ROOT / "README.md").read_text()
+    twin_name = i18n.readme_name(language)
+    twin = (REPO_ROOT / twin_name).read_text()
+    assert f"]({twin_name})" in english and "](README.md)" in twin
+    links = re.compile(r"^\[[^\]]+\]\(README(\.[A-Za-z-]+)?\.md\)\s*$", re.M)
+    assert texts.differences(links.sub("", english), links.sub("", twin)) == []
+
+
 # --- display width ---
 
 def test_wrapping_counts_a_chinese_character_as_two_columns():
