@@ -1,8 +1,7 @@
 """The repository's root conftest.
 
 - ``graders.core.plugin``: the grading machinery for ``pytest katas/NN_name`` (options
-  --impl / --solutions, verdicts, scoreboard); ``pytester`` runs whole grading sessions
-  in process for the self-tests.
+  --impl / --solutions, verdicts, scoreboard).
 - A bare ``pytest`` (the self-tests, what CI runs) spreads over every core with
   pytest-xdist; ``-n 0`` runs them in one process. Grading a kata never goes parallel:
   a learner's run would pay the workers' start-up for a second's worth of checks.
@@ -10,7 +9,7 @@
 
 import pytest
 
-pytest_plugins = ["graders.core.plugin", "pytester"]
+pytest_plugins = ["graders.core.plugin"]
 
 
 @pytest.hookimpl(tryfirst=True)

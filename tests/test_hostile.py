@@ -229,11 +229,11 @@ PAIRS = [pytest.param(k, c, id=f"{k.name}-{c}") for k in registry.KATAS for c in
 
 
 @pytest.mark.parametrize("kata, case", PAIRS)
-def test_hostile_file_through_pytest(pytester, tmp_path, kata, case):
+def test_hostile_file_through_pytest(tmp_path, kata, case):
     path = write_hostile(tmp_path, kata, case)
     before = snapshot(path.parent)
     start = time.perf_counter()
-    session = run_session(pytester, kata, "--impl", str(path))
+    session = run_session(kata, "--impl", str(path))
     elapsed = time.perf_counter() - start
 
     if case in PASSING_CASES:

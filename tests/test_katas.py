@@ -35,16 +35,16 @@ def test_every_kata_is_built():
 
 
 @pytest.mark.parametrize("kata", BUILT, ids=lambda k: k.name)
-def test_reference_solution_passes(pytester, kata):
-    session = run_session(pytester, kata, "--solutions")
+def test_reference_solution_passes(kata):
+    session = run_session(kata, "--solutions")
     assert session.exit_code == 0, session.output
     assert session.failed == 0 and session.passed > 0
     assert session.slugs == set(), session.output
 
 
 @pytest.mark.parametrize("kata", BUILT, ids=lambda k: k.name)
-def test_untouched_skeleton_fails_friendly(pytester, kata):
-    session = run_session(pytester, kata)
+def test_untouched_skeleton_fails_friendly(kata):
+    session = run_session(kata)
     assert session.exit_code == 1, session.output
     assert session.passed == 0, session.output
     reports = session.failure_reports()
@@ -74,10 +74,10 @@ def test_mutant_applies_and_changes_the_code(kata, mutant):
 
 
 @kata_params("mutant", mutants)
-def test_mutant_fails_and_is_named(pytester, tmp_path, kata, mutant):
+def test_mutant_fails_and_is_named(tmp_path, kata, mutant):
     slug = mutant.slug
     impl = mutant.materialise(kata, tmp_path)
-    session = run_session(pytester, kata, "--impl", str(impl))
+    session = run_session(kata, "--impl", str(impl))
     assert session.exit_code == 1, session.output
     first = session.failure_reports()[0]
     assert f"[{slug}]" in "\n".join(first[:3]), session.output
@@ -85,8 +85,8 @@ def test_mutant_fails_and_is_named(pytester, tmp_path, kata, mutant):
 
 
 @kata_params("path", styles)
-def test_correct_style_passes(pytester, kata, path):
-    session = run_session(pytester, kata, "--impl", str(path))
+def test_correct_style_passes(kata, path):
+    session = run_session(kata, "--impl", str(path))
     assert session.exit_code == 0, session.output
     assert session.failed == 0 and session.passed > 0
     assert session.slugs == set(), session.output

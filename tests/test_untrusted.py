@@ -36,9 +36,9 @@ def with_function(tmp_path, body: str):
     return write_impl(tmp_path, REFERENCE[:start] + textwrap.dedent(body) + "\n\n" + REFERENCE[end:])
 
 
-def test_syntax_error_is_one_short_paragraph(pytester, tmp_path):
+def test_syntax_error_is_one_short_paragraph(tmp_path):
     path = write_impl(tmp_path, "def scaled_dot_product_attention(query, key\n    return 1\n")
-    session = run_session(pytester, KATA, "--impl", str(path))
+    session = run_session(KATA, "--impl", str(path))
     assert session.exit_code == 1
     first = session.failure_reports()[0]
     assert first[0].startswith(f"{path} does not import: syntax error on line 1")
@@ -46,9 +46,9 @@ def test_syntax_error_is_one_short_paragraph(pytester, tmp_path):
     assert "Traceback" not in session.output
 
 
-def test_missing_name_names_file_line_and_name(pytester, tmp_path):
+def test_missing_name_names_file_line_and_name(tmp_path):
     path = write_impl(tmp_path, "import torch\n\nx = undefined_helper(3)\n")
-    session = run_session(pytester, KATA, "--impl", str(path))
+    session = run_session(KATA, "--impl", str(path))
     assert session.exit_code == 1
     report = "\n".join(session.failure_reports()[0])
     assert "does not import" in report and "undefined_helper" in report
@@ -58,27 +58,27 @@ def test_missing_name_names_file_line_and_name(pytester, tmp_path):
     assert "see the first failure" in later[0]
 
 
-def test_wrong_shape(pytester, tmp_path):
+def test_wrong_shape(tmp_path):
     path = with_function(tmp_path, """
         def scaled_dot_product_attention(query, key, value, attn_mask=None):
             return query, query @ key.transpose(-2, -1)
     """)
-    session = run_session(pytester, KATA, "--impl", str(path))
+    session = run_session(KATA, "--impl", str(path))
     assert "expected shape (2, 5, 6), got shape (2, 5, 8)" in session.output
 
 
-def test_exception_names_learner_line(pytester, tmp_path):
+def test_exception_names_learner_line(tmp_path):
     path = with_function(tmp_path, """
         def scaled_dot_product_attention(query, key, value, attn_mask=None):
             return query @ value
     """)
-    session = run_session(pytester, KATA, "--impl", str(path))
+    session = run_session(KATA, "--impl", str(path))
     assert "your code raised RuntimeError" in session.output
     assert "at my_attention.py:" in session.output and "return query @ value" in session.output
     assert "Traceback" not in session.output
 
 
-def test_forbidden_call_imported_under_another_name(pytester, tmp_path):
+def test_forbidden_call_imported_under_another_name(tmp_path):
     path = with_function(tmp_path, """
         from torch.nn.functional import scaled_dot_product_attention as fast
 
@@ -86,15 +86,15 @@ def test_forbidden_call_imported_under_another_name(pytester, tmp_path):
             out = fast(query, key, value)
             return out, None
     """)
-    session = run_session(pytester, KATA, "--impl", str(path), "-k", "without_mask")
+    session = run_session(KATA, "--impl", str(path), "-k", "without_mask")
     assert "[forbidden-builtin]" in session.output
     assert "torch.nn.functional.scaled_dot_product_attention" in session.output
 
 
-def test_forbidden_name_in_text_is_fine(pytester, tmp_path):
+def test_forbidden_name_in_text_is_fine(tmp_path):
     docstring = '"""Not nn.MultiheadAttention, nor F.scaled_dot_product_attention."""'
     path = write_impl(tmp_path, docstring + REFERENCE[REFERENCE.index("\n"):])
-    session = run_session(pytester, KATA, "--impl", str(path))
+    session = run_session(KATA, "--impl", str(path))
     assert session.exit_code == 0, session.output
 
 

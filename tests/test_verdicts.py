@@ -31,13 +31,13 @@ def edited(kata: registry.Kata, tmp_path, edits: list[tuple[str, str]]):
     return path
 
 
-def test_module_zeroing_fully_masked_rows_fails(pytester, tmp_path):
+def test_module_zeroing_fully_masked_rows_fails(tmp_path):
     """A fully masked query's output is out_proj's bias (out_proj of a zero context), not 0."""
     path = edited(ATTENTION, tmp_path, [(
         "        output = self.out_proj(attended)",
         "        output = self.out_proj(attended).masked_fill(\n"
         "            weights.sum(-1, keepdim=True) == 0, 0.0)")])
-    session = run_session(pytester, ATTENTION, "--impl", str(path))
+    session = run_session(ATTENTION, "--impl", str(path))
     assert session.exit_code == 1, session.output
     assert session.failed == 1, session.output
     report = "\n".join(session.failure_reports()[0])
@@ -45,14 +45,14 @@ def test_module_zeroing_fully_masked_rows_fails(pytester, tmp_path):
     assert "out_proj's bias" in report, report
 
 
-def test_backward_error_is_a_verdict(pytester, tmp_path):
+def test_backward_error_is_a_verdict(tmp_path):
     """An in-place edit of the softmax's output breaks backward(): the learner reads what
     happened and what to write instead, not a traceback through grader code."""
     path = edited(ATTENTION, tmp_path, [(
         "    weights = torch.softmax(scores, dim=-1).masked_fill(all_blocked, 0.0)",
         "    weights = torch.softmax(scores, dim=-1)\n"
         "    weights.masked_fill_(all_blocked, 0.0)")])
-    session = run_session(pytester, ATTENTION, "--impl", str(path))
+    session = run_session(ATTENTION, "--impl", str(path))
     assert session.exit_code == 1, session.output
     first = "\n".join(session.failure_reports()[0])
     assert "edited a tensor in place" in first and "out-of-place" in first, first
