@@ -416,12 +416,22 @@ def inputs_note(args: ModelArgs, dtype) -> str:
             f"target); {args.flags()}{kind}, eval mode")
 
 
+# An attention written by hand may take its softmax in float32 and cast back, as Hugging
+# Face's eager attention does (`softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)`).
+# Correct, and in float64 precise to float32's digits only, so the float64 checks allow for
+# that (as katas 11 and 13 do): they grade the dtype and the behaviour in float64, not its
+# last digits.
+FLOAT64_SLACK = 100.0
+
+
 def check_forward(impl: Implementation, args: ModelArgs, *, b: int = 3, s: int = 6,
                   t: int = 5, seed: int = 0, dtype=torch.float32,
                   device: str | torch.device = "cpu", check_grads: bool = False,
                   slack: float = 1.0) -> None:
     """forward(src, tgt) against nn.Transformer with the same weights, at the target's
     non-padded positions; optionally the gradients of every weight."""
+    if dtype == torch.float64:
+        slack *= FLOAT64_SLACK
     model, twin, pe = model_and_twin(impl, args, seed, dtype, device)
     src = token_ids(b, s, args.src_vocab_size, args.pad_idx, seed + 1, first_kept=False,
                     device=device)
@@ -446,7 +456,7 @@ def check_forward(impl: Implementation, args: ModelArgs, *, b: int = 3, s: int =
     named = {k: theirs[k] for k in twin.learner_params() if k in theirs}
     got = grads_of(weighted_sum([at_kept(out, kept)], seed + 3), named)
     want = grads_of(weighted_sum([at_kept(expected, kept)], seed + 3), twin.learner_params())
-    expect_grads_close(got, want, check, on)
+    expect_grads_close(got, want, check, on, slack=slack)
 
 
 # ----------------------------------------------------------------------- model checks
@@ -563,7 +573,7 @@ def test_forward_random_shapes(impl):
 
 @pytest.mark.followup
 def test_forward_float64(impl):
-    """float64 weights in, float64 logits out, at float64 precision."""
+    """float64 weights in, float64 logits out (see FLOAT64_SLACK)."""
     check_forward(impl, ModelArgs(), seed=600, dtype=torch.float64)
 
 
