@@ -734,6 +734,12 @@ class ScriptedModel(nn.Module):
         """tgt (b, t) -> scores (b, t, vocab)."""
         self._record("decode")
         rows = memory[:, 0, 0].round().long().tolist()
+        # src is decode's source of memory_key_padding_mask: the real model needs the very
+        # rows that memory was encoded from (a subset of rows means the same subset of both).
+        if (src.dim() != 2 or src.size(0) != len(rows) or tgt.size(0) != len(rows)
+                or any(self.rows.get(tuple(r.tolist())) != row for r, row in zip(src, rows))):
+            raise ValueError("model.decode got src rows that memory was not encoded from: "
+                             "pass the same rows of tgt, memory and src")
         out = torch.zeros(tgt.size(0), tgt.size(1), self.vocab, device=tgt.device)
         tokens = tgt.tolist()
         for i, row in enumerate(rows):
