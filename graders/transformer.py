@@ -802,7 +802,7 @@ class GreedyCase:
 
 def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, eos_idx: int,
                      *, position: int = -1, pad_after_eos: bool = True,
-                     stop_when_done: bool = True) -> Tensor:
+                     stop_when_done: bool = True, repeat_eos: bool = False) -> Tensor:
     """Greedy decoding with switches for the catalogued mistakes (run on a fresh
     ScriptedModel, so the learner's model records nothing)."""
     memory = model.encode(src)
@@ -811,8 +811,8 @@ def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, 
     while ys.size(1) < max_len and not (stop_when_done and bool(done.all())):
         out = model.decode(ys, memory, src)
         nxt = model.generator(out[:, max(position, -out.size(1))]).argmax(-1)
-        if pad_after_eos:
-            nxt = nxt.masked_fill(done, model.pad_idx)
+        if pad_after_eos:  # repeat_eos: eos_idx instead of pad_idx after a row's eos
+            nxt = nxt.masked_fill(done, eos_idx if repeat_eos else model.pad_idx)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
         done = done | (nxt == eos_idx)
     return ys
@@ -824,6 +824,7 @@ GREEDY_MISTAKES: list[tuple[str, dict[str, Any]]] = [
     ("decode-continues-after-eos", {"pad_after_eos": False}),
     ("decode-continues-after-eos", {"stop_when_done": False}),
     ("decode-continues-after-eos", {"pad_after_eos": False, "stop_when_done": False}),
+    ("decode-continues-after-eos", {"repeat_eos": True}),
 ]
 
 
