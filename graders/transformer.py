@@ -416,12 +416,22 @@ def inputs_note(args: ModelArgs, dtype) -> str:
             f"target); {args.flags()}{kind}, eval mode")
 
 
+# An attention written by hand may take its softmax in float32 and cast back, as Hugging
+# Face's eager attention does (`softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)`).
+# Correct, and in float64 precise to float32's digits only, so the float64 checks allow for
+# that (as katas 11 and 13 do): they grade the dtype and the behaviour in float64, not its
+# last digits.
+FLOAT64_SLACK = 100.0
+
+
 def check_forward(impl: Implementation, args: ModelArgs, *, b: int = 3, s: int = 6,
                   t: int = 5, seed: int = 0, dtype=torch.float32,
                   device: str | torch.device = "cpu", check_grads: bool = False,
                   slack: float = 1.0) -> None:
     """forward(src, tgt) against nn.Transformer with the same weights, at the target's
     non-padded positions; optionally the gradients of every weight."""
+    if dtype == torch.float64:
+        slack *= FLOAT64_SLACK
     model, twin, pe = model_and_twin(impl, args, seed, dtype, device)
     src = token_ids(b, s, args.src_vocab_size, args.pad_idx, seed + 1, first_kept=False,
                     device=device)
@@ -446,7 +456,7 @@ def check_forward(impl: Implementation, args: ModelArgs, *, b: int = 3, s: int =
     named = {k: theirs[k] for k in twin.learner_params() if k in theirs}
     got = grads_of(weighted_sum([at_kept(out, kept)], seed + 3), named)
     want = grads_of(weighted_sum([at_kept(expected, kept)], seed + 3), twin.learner_params())
-    expect_grads_close(got, want, check, on)
+    expect_grads_close(got, want, check, on, slack=slack)
 
 
 # ----------------------------------------------------------------------- model checks
@@ -563,7 +573,7 @@ def test_forward_random_shapes(impl):
 
 @pytest.mark.followup
 def test_forward_float64(impl):
-    """float64 weights in, float64 logits out, at float64 precision."""
+    """float64 weights in, float64 logits out (see FLOAT64_SLACK)."""
     check_forward(impl, ModelArgs(), seed=600, dtype=torch.float64)
 
 
@@ -724,6 +734,12 @@ class ScriptedModel(nn.Module):
         """tgt (b, t) -> scores (b, t, vocab)."""
         self._record("decode")
         rows = memory[:, 0, 0].round().long().tolist()
+        # src is decode's source of memory_key_padding_mask: the real model needs the very
+        # rows that memory was encoded from (a subset of rows means the same subset of both).
+        if (src.dim() != 2 or src.size(0) != len(rows) or tgt.size(0) != len(rows)
+                or any(self.rows.get(tuple(r.tolist())) != row for r, row in zip(src, rows))):
+            raise ValueError("model.decode got src rows that memory was not encoded from: "
+                             "pass the same rows of tgt, memory and src")
         out = torch.zeros(tgt.size(0), tgt.size(1), self.vocab, device=tgt.device)
         tokens = tgt.tolist()
         for i, row in enumerate(rows):
@@ -786,7 +802,7 @@ class GreedyCase:
 
 def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, eos_idx: int,
                      *, position: int = -1, pad_after_eos: bool = True,
-                     stop_when_done: bool = True) -> Tensor:
+                     stop_when_done: bool = True, repeat_eos: bool = False) -> Tensor:
     """Greedy decoding with switches for the catalogued mistakes (run on a fresh
     ScriptedModel, so the learner's model records nothing)."""
     memory = model.encode(src)
@@ -795,8 +811,8 @@ def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, 
     while ys.size(1) < max_len and not (stop_when_done and bool(done.all())):
         out = model.decode(ys, memory, src)
         nxt = model.generator(out[:, max(position, -out.size(1))]).argmax(-1)
-        if pad_after_eos:
-            nxt = nxt.masked_fill(done, model.pad_idx)
+        if pad_after_eos:  # repeat_eos: eos_idx instead of pad_idx after a row's eos
+            nxt = nxt.masked_fill(done, eos_idx if repeat_eos else model.pad_idx)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
         done = done | (nxt == eos_idx)
     return ys
@@ -808,6 +824,7 @@ GREEDY_MISTAKES: list[tuple[str, dict[str, Any]]] = [
     ("decode-continues-after-eos", {"pad_after_eos": False}),
     ("decode-continues-after-eos", {"stop_when_done": False}),
     ("decode-continues-after-eos", {"pad_after_eos": False, "stop_when_done": False}),
+    ("decode-continues-after-eos", {"repeat_eos": True}),
 ]
 
 

@@ -137,6 +137,13 @@ MUTANTS = [
     ),
     Mutant(
         'decode-continues-after-eos',
+        variant='eos_repeated',
+        why='finished rows keep appending eos_idx instead of pad_idx.',
+        edits=[("                next_token = next_token.masked_fill(finished, model.pad_idx)\n",
+                "                next_token = next_token.masked_fill(finished, eos_idx)\n")],
+    ),
+    Mutant(
+        'decode-continues-after-eos',
         variant='no_early_stop',
         why='the loop always runs to max_len, even when every row has produced eos.',
         edits=[("            while ys.size(1) < max_len and not bool(finished.all()):",
