@@ -68,10 +68,16 @@ def test_build_check_lists_a_stale_notebook_and_writes_nothing(monkeypatch, caps
     kata = KATAS[0]
     committed = kata.notebook_path.read_text()
     fresh_render = build.render
-    monkeypatch.setattr(build, "render", lambda k: fresh_render(k) + ("\n" if k is kata else ""))
+    chinese = build.notebook_path(kata, "zh-CN")
+    committed_chinese = chinese.read_text()
+    monkeypatch.setattr(build, "render", lambda k, language="en": fresh_render(k, language)
+                        + ("\n" if k is kata else ""))
     assert build.main(["--check", kata.id]) == 1
-    assert f"out of date: notebooks/{kata.notebook_path.name}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"out of date: notebooks/{kata.notebook_path.name}" in out
+    assert f"out of date: notebooks/zh-CN/{kata.notebook_path.name}" in out
     assert kata.notebook_path.read_text() == committed
+    assert chinese.read_text() == committed_chinese
 
 
 @by_notebook
