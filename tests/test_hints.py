@@ -27,6 +27,7 @@ from torch import nn
 from graders.core import registry
 from graders.core.registry import HINT_LEVELS, KATAS
 
+
 def run_rung(kata_id: str, **names) -> dict:
     """Execute kata ``kata_id``'s near-code rung with ``names`` defined; return its namespace."""
     namespace = {"torch": torch, "F": F, "nn": nn, "math": math, "copy": copy, **names}
@@ -34,13 +35,18 @@ def run_rung(kata_id: str, **names) -> dict:
     return namespace
 
 
+def as_function(near_code: str, parameters) -> str:
+    """``near_code`` as the body of ``def _rung(parameters)``."""
+    body = "".join("    " + line + "\n" for line in near_code.splitlines())
+    return f"def _rung({', '.join(parameters)}):\n{body}"
+
+
 def run_rung_body(kata_id: str, **names):
     """Execute kata ``kata_id``'s near-code rung as a function body with ``names`` defined;
     return what its ``return`` returns."""
-    body = "".join("    " + line + "\n" for line in registry.get(kata_id).hints[2].splitlines())
     namespace = {"torch": torch, "F": F, "nn": nn, "math": math, "copy": copy}
-    exec(compile(f"def _rung({', '.join(names)}):\n{body}", f"<hint {kata_id}/3>", "exec"),
-         namespace)
+    exec(compile(as_function(registry.get(kata_id).hints[2], names), f"<hint {kata_id}/3>",
+                 "exec"), namespace)
     return namespace["_rung"](**names)
 
 
@@ -78,8 +84,7 @@ def test_near_code_rung_compiles(kata):
     """As a module, or, where it ends in a top-level ``return``, as the body of a method."""
     near_code = kata.hints[2]
     if ends_in_return(near_code):
-        body = "".join("    " + line + "\n" for line in near_code.splitlines())
-        near_code = f"def forward(self):\n{body}"
+        near_code = as_function(near_code, ["self"])
     compile(near_code, f"<hint {kata.id}/3>", "exec")
 
 
@@ -272,6 +277,28 @@ def test_kata10_rung_attention_equals_the_reference(training):
     ran = run_rung("10", self=attn, x=x, B=2, N=5, C=12)
     torch.manual_seed(1)
     torch.testing.assert_close(ran["x"], attn(x))
+
+
+def test_kata10_rung_patch_embed_and_drop_path_comments_equal_the_reference():
+    """The PatchEmbed and DropPath lines are comments; as code they are the reference's."""
+    reference = solution("10")
+    comments = {line.split(":")[0]: line for line in registry.get("10").hints[2].splitlines()}
+    torch.manual_seed(0)
+    embed = reference.PatchEmbed(img_size=8, patch_size=4, in_chans=3, embed_dim=6)
+    image = torch.randn(2, 3, 8, 8)
+    patch_embed = comments["# PatchEmbed"].split("return ")[1]
+    torch.testing.assert_close(eval(patch_embed, {"self": embed, "x": image}), embed(image))
+    lines = registry.get("10").hints[2].splitlines()
+    start = lines.index(comments["# DropPath (training, p > 0)"])
+    drop_path = lines[start].split(": ", 1)[1] + "\n" + lines[start + 1].removeprefix("#     ")
+    drop_path = drop_path.replace("; return ", "\nout = ").replace("; ", "\n")
+    x = torch.randn(64, 3, 4)
+    for p in (0.25, 0.5):
+        torch.manual_seed(1)
+        namespace = {"x": x, "p": p}
+        exec(compile(drop_path, "<hint 10/3 DropPath>", "exec"), namespace)
+        torch.manual_seed(1)
+        torch.testing.assert_close(namespace["out"], reference.drop_path(x, p, training=True))
 
 
 @pytest.mark.parametrize("cached", [0, 4])
