@@ -1,11 +1,16 @@
-"""The hint ladders: three rungs each, and every near-code rung of katas 01-07 runs and is right.
+"""The hint ladders: three rungs each, and every near-code rung runs and is right.
 
 A near-code rung (the third) is a few lines of Python written against names the learner
 has at that point (``scores``, ``x``, ``self`` ...). Each test below gives the rung exactly
 those names, runs it, and compares what it computed with PyTorch or the reference
 solution, so a hint can neither go stale nor teach a bug (kata 01's rung used to zero the
 fully blocked rows after the softmax only, which gives NaN gradients with float masks;
-kata 04's built ``arange`` on the CPU; kata 02's used an undefined ``h``).
+kata 04's built ``arange`` on the CPU; kata 02's used an undefined ``h``; kata 09's used
+an undefined ``y`` and ``t``; kata 13's never computed the ``v`` it used).
+
+Names a learner computes in the first line of the method (``b, n, _ = x.shape``, ``h =
+self.num_heads``, ...) are given. Two rungs (13, 14) end in ``return``: they are the body of
+a method, and run as one (`run_rung_body`).
 """
 
 from __future__ import annotations
@@ -22,14 +27,31 @@ from torch import nn
 from graders.core import registry
 from graders.core.registry import HINT_LEVELS, KATAS
 
-FOUNDATIONS = [k for k in KATAS if k.track == "foundations"]
-
 
 def run_rung(kata_id: str, **names) -> dict:
     """Execute kata ``kata_id``'s near-code rung with ``names`` defined; return its namespace."""
     namespace = {"torch": torch, "F": F, "nn": nn, "math": math, "copy": copy, **names}
     exec(compile(registry.get(kata_id).hints[2], f"<hint {kata_id}/3>", "exec"), namespace)
     return namespace
+
+
+def as_function(near_code: str, parameters) -> str:
+    """``near_code`` as the body of ``def _rung(parameters)``."""
+    body = "".join("    " + line + "\n" for line in near_code.splitlines())
+    return f"def _rung({', '.join(parameters)}):\n{body}"
+
+
+def run_rung_body(kata_id: str, **names):
+    """Execute kata ``kata_id``'s near-code rung as a function body with ``names`` defined;
+    return what its ``return`` returns."""
+    namespace = {"torch": torch, "F": F, "nn": nn, "math": math, "copy": copy}
+    exec(compile(as_function(registry.get(kata_id).hints[2], names), f"<hint {kata_id}/3>",
+                 "exec"), namespace)
+    return namespace["_rung"](**names)
+
+
+def ends_in_return(near_code: str) -> bool:
+    return any(line.startswith("return ") for line in near_code.splitlines())
 
 
 def solution(kata_id: str):
@@ -48,7 +70,7 @@ def test_every_kata_has_a_three_rung_ladder(kata):
     assert len(nudge) < len(idea), "the nudge says less than the key idea"
 
 
-@pytest.mark.parametrize("kata", FOUNDATIONS, ids=lambda k: k.name)
+@pytest.mark.parametrize("kata", KATAS, ids=lambda k: k.name)
 def test_the_key_idea_is_not_yet_code(kata):
     """Rung 2 explains; code comes at rung 3 (kata 02's rung 2 used to be the answer)."""
     idea = kata.hints[1]
@@ -57,9 +79,13 @@ def test_the_key_idea_is_not_yet_code(kata):
         assert "view(" not in idea and "transpose(" not in idea, "rung 2 must not be the answer"
 
 
-@pytest.mark.parametrize("kata", FOUNDATIONS, ids=lambda k: k.name)
+@pytest.mark.parametrize("kata", KATAS, ids=lambda k: k.name)
 def test_near_code_rung_compiles(kata):
-    compile(kata.hints[2], f"<hint {kata.id}/3>", "exec")
+    """As a module, or, where it ends in a top-level ``return``, as the body of a method."""
+    near_code = kata.hints[2]
+    if ends_in_return(near_code):
+        near_code = as_function(near_code, ["self"])
+    compile(near_code, f"<hint {kata.id}/3>", "exec")
 
 
 # --- each near-code rung, run on real inputs ---
@@ -171,3 +197,192 @@ def test_kata07_rung_counts_what_the_reference_counts():
             assert ran["mha"] == reference.mha_flops(l, b, d, h)
             assert ran["layer"] == reference.encoder_layer_flops(l, b, d, h, d_ff)
             assert ran["nbytes"] == reference.attention_scores_bytes(l, b, h, dtype)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_kata08_rung_sub_blocks_equal_pytorchs(norm_first):
+    torch.manual_seed(0)
+    layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, norm_first=norm_first).eval()
+    ran = run_rung("08")
+    _sa, _ca, _ff = ran["_sa"], ran["_ca"], layer._ff_block  # _ff is kata 06's, tested there
+    tgt, memory = torch.randn(4, 3, 8), torch.randn(6, 3, 8)  # seq-first: (len, batch, d)
+    causal = torch.ones(4, 4, dtype=torch.bool).triu(diagonal=1)
+    memory_mask = torch.rand(4, 6) < 0.3  # bool, as the padding masks (PyTorch warns on a mix)
+    memory_mask[:, 0] = False
+    tgt_pad = torch.tensor([[False] * 4, [False] * 3 + [True], [False] * 2 + [True] * 2])
+    memory_pad = torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [False] * 5 + [True]])
+    torch.testing.assert_close(_sa(layer, tgt, causal, tgt_pad),
+                               layer._sa_block(tgt, causal, tgt_pad))
+    torch.testing.assert_close(_ca(layer, tgt, memory, memory_mask, memory_pad),
+                               layer._mha_block(tgt, memory, memory_mask, memory_pad))
+    # the layer the comments put together from the two sub-blocks
+    x = tgt
+    if norm_first:
+        x = x + _sa(layer, layer.norm1(x), causal, tgt_pad)
+        x = x + _ca(layer, layer.norm2(x), memory, memory_mask, memory_pad)
+        x = x + _ff(layer.norm3(x))
+    else:
+        x = layer.norm1(x + _sa(layer, x, causal, tgt_pad))
+        x = layer.norm2(x + _ca(layer, x, memory, memory_mask, memory_pad))
+        x = layer.norm3(x + _ff(x))
+    expected = layer(tgt, memory, tgt_mask=causal, memory_mask=memory_mask,
+                     tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=memory_pad)
+    torch.testing.assert_close(x, expected)
+
+
+def kata09_model():
+    torch.manual_seed(0)
+    return solution("09").Seq2SeqTransformer(11, 13, d_model=16, nhead=2, num_encoder_layers=2,
+                                             num_decoder_layers=2, dim_feedforward=32).eval()
+
+
+def test_kata09_rung_encodes_and_decodes_like_the_reference():
+    model = kata09_model()
+    src = torch.tensor([[3, 4, 5, 6, 7], [8, 9, 2, 0, 0]])  # pad_idx 0
+    tgt = torch.tensor([[1, 5, 6, 7], [1, 4, 0, 0]])
+    ran = run_rung("09", self=model, src=src, tgt=tgt)
+    torch.testing.assert_close(ran["memory"], model.encode(src))
+    torch.testing.assert_close(ran["out"], model.decode(tgt, model.encode(src), src))
+    assert ran["causal"].shape == (4, 4) and ran["causal"].dtype == torch.bool
+
+
+def test_kata09_rung_greedy_comment_decodes_like_the_reference():
+    """The greedy loop is a comment; uncommented, it is the reference's loop."""
+    near_code = registry.get("09").hints[2].splitlines()
+    start = next(i for i, line in enumerate(near_code) if line.startswith("# greedy: "))
+    loop = [near_code[start].removeprefix("# greedy: ")]
+    loop += [line.removeprefix("#   ") for line in near_code[start + 1:]]
+    model = kata09_model()
+    src = torch.tensor([[3, 4, 5, 6, 7], [8, 9, 2, 0, 0], [5, 5, 0, 0, 0]])
+    with torch.no_grad():
+        memory = model.encode(src)
+        # every token the model produces first is an eos for some row: rows end at different steps
+        first_tokens = model.generator(model.decode(torch.ones(3, 1, dtype=torch.long), memory,
+                                                    src)[:, -1]).argmax(-1).tolist()
+        for eos_idx in {*first_tokens, 12}:
+            namespace = {"torch": torch, "model": model, "memory": memory, "src": src, "b": 3,
+                         "bos_idx": 1, "eos_idx": eos_idx, "max_len": 7}
+            exec(compile("\n".join(loop), "<hint 09/3 greedy>", "exec"), namespace)
+            expected = solution("09").greedy_decode(model, src, 7, 1, eos_idx)
+            assert torch.equal(namespace["ys"], expected), eos_idx
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_kata10_rung_attention_equals_the_reference(training):
+    torch.manual_seed(0)
+    attn = solution("10").Attention(12, num_heads=3, qkv_bias=True, attn_drop=0.5,
+                                    proj_drop=0.5).train(training)
+    x = torch.randn(2, 5, 12)
+    torch.manual_seed(1)  # the same dropout draws, in the same order, for both
+    ran = run_rung("10", self=attn, x=x, B=2, N=5, C=12)
+    torch.manual_seed(1)
+    torch.testing.assert_close(ran["x"], attn(x))
+
+
+def test_kata10_rung_patch_embed_and_drop_path_comments_equal_the_reference():
+    """The PatchEmbed and DropPath lines are comments; as code they are the reference's."""
+    reference = solution("10")
+    comments = {line.split(":")[0]: line for line in registry.get("10").hints[2].splitlines()}
+    torch.manual_seed(0)
+    embed = reference.PatchEmbed(img_size=8, patch_size=4, in_chans=3, embed_dim=6)
+    image = torch.randn(2, 3, 8, 8)
+    patch_embed = comments["# PatchEmbed"].split("return ")[1]
+    torch.testing.assert_close(eval(patch_embed, {"self": embed, "x": image}), embed(image))
+    lines = registry.get("10").hints[2].splitlines()
+    start = lines.index(comments["# DropPath (training, p > 0)"])
+    drop_path = lines[start].split(": ", 1)[1] + "\n" + lines[start + 1].removeprefix("#     ")
+    drop_path = drop_path.replace("; return ", "\nout = ").replace("; ", "\n")
+    x = torch.randn(64, 3, 4)
+    for p in (0.25, 0.5):
+        torch.manual_seed(1)
+        namespace = {"x": x, "p": p}
+        exec(compile(drop_path, "<hint 10/3 DropPath>", "exec"), namespace)
+        torch.manual_seed(1)
+        torch.testing.assert_close(namespace["out"], reference.drop_path(x, p, training=True))
+
+
+@pytest.mark.parametrize("cached", [0, 4])
+def test_kata11_rung_equals_the_reference_with_and_without_a_cache(cached):
+    torch.manual_seed(0)
+    model = solution("11").CausalSelfAttention(12, 3)
+    x = torch.randn(2, 3, 12)
+    cache = model(torch.randn(2, cached, 12))[1] if cached else None
+    before = None if cache is None else [c.clone() for c in cache]
+    b, t, embed_dim = x.shape
+    ran = run_rung("11", self=model, x=x, cache=cache, b=b, t=t)
+    # the comment's last step
+    out = model.out_proj((ran["weights"] @ ran["v"]).transpose(1, 2).reshape(b, t, embed_dim))
+    expected, (k, v) = model(x, cache)
+    torch.testing.assert_close(out, expected)
+    assert torch.equal(ran["k"], k) and torch.equal(ran["v"], v)
+    assert ran["k"].shape == (2, 3, cached + 3, 4)
+    if cache is not None:
+        assert all(torch.equal(c, kept) for c, kept in zip(cache, before))
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_kata12_rung_rotates_like_the_reference(interleaved, dtype):
+    reference = solution("12")
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 5, 8, dtype=dtype)
+    positions = torch.tensor([7, 8, 9, 1000, 123456])
+    ran = run_rung("12", x=x, positions=positions, head_dim=8, base=500.0,
+                   interleaved=interleaved)
+    assert torch.equal(ran["angles"].to(torch.float32), reference.rope_angles(positions, 8, 500.0))
+    y1, y2 = ran["y1"], ran["y2"]
+    y = torch.stack((y1, y2), -1).flatten(-2) if interleaved else torch.cat((y1, y2), -1)
+    torch.testing.assert_close(y, reference.apply_rope(x, positions, 500.0, interleaved))
+
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_kata12_rung_rotates_per_row_positions_with_the_heads_axis_its_comment_adds(interleaved):
+    reference = solution("12")
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 5, 8)
+    positions = torch.tensor([[0, 1, 2, 3, 4], [5, 6, 7, 8, 900]])  # (b, n)
+    lines = registry.get("12").hints[2].splitlines()
+    after_angles = next(i for i, line in enumerate(lines) if line.startswith("angles = ")) + 1
+    assert "(b, 1, n, d/2) for (b, n) positions" in lines[after_angles]
+    lines.insert(after_angles, "angles = angles[:, None]")  # what that comment asks for
+    namespace = {"torch": torch, "x": x, "positions": positions, "head_dim": 8, "base": 500.0,
+                 "interleaved": interleaved}
+    exec(compile("\n".join(lines), "<hint 12/3>", "exec"), namespace)
+    assert torch.equal(namespace["angles"][:, 0].to(torch.float32),
+                       reference.rope_angles(positions, 8, 500.0))
+    y1, y2 = namespace["y1"], namespace["y2"]
+    y = torch.stack((y1, y2), -1).flatten(-2) if interleaved else torch.cat((y1, y2), -1)
+    torch.testing.assert_close(y, reference.apply_rope(x, positions, 500.0, interleaved))
+
+
+@pytest.mark.parametrize("num_kv_heads", [1, 2, 4])
+def test_kata13_rung_equals_the_reference(num_kv_heads):
+    reference = solution("13")
+    torch.manual_seed(0)
+    model = reference.GroupedQueryAttention(12, 4, num_kv_heads, bias=True)
+    x = torch.randn(2, 5, 12)
+    out = run_rung_body("13", self=model, x=x, b=2, n=5, h=4, kv=num_kv_heads, d=3)
+    torch.testing.assert_close(out, model(x))
+
+
+def test_kata13_rung_cache_size_comment_counts_what_the_reference_counts():
+    near_code = registry.get("13").hints[2]
+    formula = near_code.split("# kv_cache_bytes: ")[1].splitlines()[0]
+    reference = solution("13")
+    for dtype in (torch.float16, torch.float32, torch.bfloat16):
+        names = dict(b=3, seq=100, layers=5, kv=2, E=64, h=8, dtype=dtype)
+        assert eval(formula, names) == reference.kv_cache_bytes(3, 100, 5, 64, 8, 2, dtype)
+
+
+@pytest.mark.parametrize("block_size", [1, 3, 7, 64])
+def test_kata14_rung_equals_the_reference_and_sdpa(block_size):
+    torch.manual_seed(0)
+    q = torch.randn(2, 3, 5, 4, dtype=torch.float64)
+    k, v = torch.randn(2, 3, 7, 4, dtype=torch.float64), torch.randn(2, 3, 7, 4, dtype=torch.float64)
+    out, lse = run_rung_body("14", q=q, k=k, v=v, block_size=block_size, b=2, h=3, n=5, d=4)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
+    torch.testing.assert_close(lse, torch.logsumexp(q @ k.transpose(-2, -1) / 2.0, dim=-1))
+    expected_out, expected_lse = solution("14").flash_attention(q, k, v, block_size)
+    torch.testing.assert_close(out, expected_out)
+    torch.testing.assert_close(lse, expected_lse)

@@ -483,6 +483,7 @@ KATAS: tuple[Kata, ...] = (
             "finished rows get pad_idx and the loop stops once every row has its eos.",
             "x = self.positional_encoding(self.src_embed(src) * math.sqrt(self.d_model))\n"
             "memory = self.encoder(x, src_key_padding_mask=src == self.pad_idx)\n"
+            "y, t = self.positional_encoding(self.tgt_embed(tgt) * math.sqrt(self.d_model)), tgt.size(1)\n"
             "causal = torch.ones(t, t, dtype=torch.bool, device=tgt.device).triu(1)\n"
             "out = self.decoder(y, memory, tgt_mask=causal, tgt_key_padding_mask=tgt == self.pad_idx,\n"
             "                   memory_key_padding_mask=src == self.pad_idx)\n"
@@ -647,8 +648,9 @@ KATAS: tuple[Kata, ...] = (
             "keys after the query, a fully blocked row gets zero weights. The cache holds keys "
             "and values: 2 * b * seq * layers * num_kv_heads * head_dim * bytes.",
             "q = self.q_proj(x).view(b, n, h, d).transpose(1, 2)    # (b, h, n, d)\n"
-            "k = self.k_proj(x).view(b, n, kv, d).transpose(1, 2)   # (b, kv, n, d), v alike\n"
-            "k = k.repeat_interleave(h // kv, dim=1)                 # (b, h, n, d), v alike\n"
+            "k = self.k_proj(x).view(b, n, kv, d).transpose(1, 2)   # (b, kv, n, d)\n"
+            "v = self.v_proj(x).view(b, n, kv, d).transpose(1, 2)\n"
+            "k, v = k.repeat_interleave(h // kv, dim=1), v.repeat_interleave(h // kv, dim=1)  # (b, h, n, d)\n"
             "scores = q @ k.transpose(-2, -1) / math.sqrt(d)\n"
             "# bool mask: masked_fill(mask, -inf); float: + mask; is_causal: triu(ones, 1) -> -inf\n"
             "blocked = torch.isneginf(scores).all(-1, keepdim=True)\n"
