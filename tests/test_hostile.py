@@ -28,7 +28,7 @@ from graders.core import guard, registry
 from graders.core.registry import Kata
 from tests.grading_session import run_session
 
-TIME_LIMIT_S = 1.0  # the guard's per-call limit during these tests (10 s for learners)
+TIME_LIMIT_S = 0.5  # the guard's per-call limit during these tests (10 s for learners)
 SESSION_BOUND_S = 20.0  # a whole grading run of one hostile file must end within this
 
 
