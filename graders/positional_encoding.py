@@ -14,7 +14,6 @@ sound float32 computation passes while every mistake still differs by O(1) somew
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from typing import Callable
@@ -334,8 +333,7 @@ def run_forward(impl: Implementation, module: nn.Module, x: Tensor, on: str,
                 batch_first: bool) -> Tensor:
     seq_len, batch = (x.size(1), x.size(0)) if batch_first else (x.size(0), x.size(1))
     slugger = forward_exception_slug(seq_len, batch, batch_first)
-    return dataclasses.replace(impl, exception_slugs=slugger).call(
-        module, x, what="PositionalEncoding.forward", on=on)
+    return impl.call(module, x, what="PositionalEncoding.forward", on=on, exception_slugs=slugger)
 
 
 def along_sequence(table: Tensor, x: Tensor, batch_first: bool) -> Tensor:

@@ -67,11 +67,15 @@ class Implementation:
                   file=self.label, name=name, readme=f"{self.kata.name}/README.md")
             ) from None
 
-    def call(self, fn: Callable[..., Any], *args: Any, what: str, on: str, **kwargs: Any) -> Any:
+    def call(self, fn: Callable[..., Any], *args: Any, what: str, on: str,
+             exception_slugs: Callable[[BaseException], str | None] | None = None,
+             **kwargs: Any) -> Any:
         """Run learner code under the kata's guard (see graders.core.guard.call).
 
-        After one call runs past the time limit, later calls fail at once: waiting out the
-        limit in every check would only delay the same verdict.
+        ``exception_slugs``, when given, replaces the grader's map for this call (an
+        exception whose meaning depends on the input). After one call runs past the time
+        limit, later calls fail at once: waiting out the limit in every check would only
+        delay the same verdict.
         """
         if self._timed_out:
             raise GradingFailure(
@@ -81,7 +85,7 @@ class Implementation:
         try:
             return guard.call(
                 fn, *args, what=what, on=on, forbidden=self.kata.forbidden,
-                learner_file=self.path, exception_slugs=self.exception_slugs,
+                learner_file=self.path, exception_slugs=exception_slugs or self.exception_slugs,
                 printed=self.printed, **kwargs,
             )
         except guard.TimedOut:
