@@ -360,7 +360,9 @@ def execute(notebook, folder=NOTEBOOKS_DIR) -> str:
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             assert output.output_type != "error", "\n".join(output.get("traceback", []))
-            texts.append(output.get("text", "") or str(output.get("data", {}).get("text/plain", "")))
+        # One print may arrive as several stream messages: a cell's text is their sum.
+        texts.append("".join(output.get("text", "") or str(output.get("data", {}).get("text/plain", ""))
+                             for output in cell.get("outputs", [])))
     return "\n".join(texts)
 
 

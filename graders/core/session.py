@@ -15,7 +15,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from graders.core import registry
+from graders.core import i18n, registry
 from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
 from graders.core.registry import REPO_ROOT, Kata
@@ -131,7 +131,8 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
     if result.note:
         console.print(result.note, markup=False, highlight=False)
     if result.status == NOT_STARTED:
-        readme = kata.readme_path.relative_to(REPO_ROOT)
+        edition = kata.folder / i18n.readme_name(i18n.current())  # README.zh-CN.md in Chinese
+        readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
         console.print(_("not implemented yet: start with {readme}", readme=readme), highlight=False)
     elif result.status != ALL_PASSED:
         first = result.failures[0]

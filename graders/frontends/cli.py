@@ -519,7 +519,7 @@ class App:
         mine = self.root / "katas" / kata.name / "README.md"
         english = mine if mine.is_file() else kata.readme_path
         language = i18n.current()
-        edition = english.with_name(f"README.{language}.md")
+        edition = english.with_name(i18n.readme_name(language))
         return edition if language != i18n.ENGLISH and edition.is_file() else english
 
     def is_untouched(self, kata: Kata) -> bool:
