@@ -33,6 +33,7 @@ from torch import Tensor, nn
 
 from graders.core.compare import (
     MISTAKE_SLACK,
+    StateDictDiff,
     expect_close,
     expect_grads_close,
     expect_tensor,
@@ -517,26 +518,14 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
     on = f"the state dict of {type(twin).__name__}"
     theirs = impl.call(module.state_dict, what=f"{what}.state_dict", on=on)
     ours = twin.state_dict()
-    missing = [k for k in ours if k not in theirs]
-    unexpected = [k for k in theirs if k not in ours]
-    resized = [f"{k}: yours {tuple(theirs[k].shape)}, PyTorch's {tuple(v.shape)}"
-               for k, v in ours.items() if k in theirs and theirs[k].shape != v.shape]
-    if not (missing or unexpected or resized):
+    diff = StateDictDiff.of(theirs, ours)
+    if not diff:
         impl.call(module.load_state_dict, ours, what=f"{what}.load_state_dict", on=on)
         return
-
-    def some(names: list[str]) -> str:
-        return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
-
-    details = []
-    if missing:
-        details.append("missing: " + some(missing))
-    if unexpected:
-        details.append("unexpected: " + some(unexpected))
-    details += [f"wrong shape {r}" for r in resized[:3]]
+    details = diff.lines()
     slug = None
-    if (probe is not None and missing and not unexpected and not resized
-            and all(".multihead_attn." in "." + k for k in missing)):
+    if (probe is not None and diff.missing and not diff.unexpected and not diff.resized
+            and all(".multihead_attn." in "." + k for k in diff.missing)):
         slug = _probe_memory_use(impl, module, ours, probe)
         if slug == "shared-attention-weights":
             details.append("your layer has no multihead_attn, yet its output depends on memory: "

@@ -22,7 +22,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.reference import additive_mask, attend
-from graders.core.compare import expect_close, expect_grads_close, expect_tensor, tolerance
+from graders.core.compare import (StateDictDiff, expect_close, expect_grads_close, expect_tensor,
+                                  tolerance)
 from graders.core.implementation import Implementation
 from graders.core.inputs import (
     drawn_cases,
@@ -360,21 +361,9 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
     on = f"the state dict of {type(twin).__name__}"
     theirs = impl.call(module.state_dict, what=f"{what}.state_dict", on=on)
     ours = twin.state_dict()
-    missing = [k for k in ours if k not in theirs]
-    unexpected = [k for k in theirs if k not in ours]
-    resized = [f"{k}: yours {tuple(theirs[k].shape)}, PyTorch's {tuple(v.shape)}"
-               for k, v in ours.items() if k in theirs and theirs[k].shape != v.shape]
-    if missing or unexpected or resized:
-
-        def some(names: list[str]) -> str:
-            return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
-
-        details = []
-        if missing:
-            details.append("missing: " + some(missing))
-        if unexpected:
-            details.append("unexpected: " + some(unexpected))
-        details += [f"wrong shape {r}" for r in resized[:3]]
+    diff = StateDictDiff.of(theirs, ours)
+    if diff:
+        details = diff.lines()
         details.append("name the submodules like PyTorch's: self_attn (an nn.MultiheadAttention), "
                        "linear1, dropout, linear2, norm1, norm2, dropout1, dropout2")
         raise verdict(f"loading PyTorch's weights into {what}", on, details)

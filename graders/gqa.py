@@ -29,6 +29,7 @@ from graders.core.compare import (
     expect_close,
     expect_grads_close,
     expect_tracks_grad,
+    shape_mismatches,
 )
 from graders.core.implementation import Implementation
 from graders.core.inputs import (
@@ -223,13 +224,7 @@ def build_module(impl: Implementation, embed_dim: int, num_heads: int, num_kv_he
                        on="construction")
     got = {name: tuple(p.shape) for name, p in params.items()}
     if got != expected:
-        details = []
-        if set(expected) - set(got):
-            details.append("missing: " + ", ".join(sorted(set(expected) - set(got))))
-        if set(got) - set(expected):
-            details.append("unexpected: " + ", ".join(sorted(set(got) - set(expected))))
-        details += [f"{name} has shape {got[name]}, expected {shape}"
-                    for name, shape in expected.items() if name in got and got[name] != shape]
+        details = shape_mismatches(got, expected)
         head_dim = embed_dim // num_heads
         details.append(f"expected q_proj and o_proj nn.Linear({embed_dim}, {embed_dim}), k_proj and "
                        f"v_proj nn.Linear({embed_dim}, {num_kv_heads * head_dim}) (num_kv_heads * "

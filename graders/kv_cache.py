@@ -33,6 +33,7 @@ from graders.core.compare import (
     expect_grads_close,
     expect_tracks_grad,
     expect_tuple,
+    shape_mismatches,
     tolerance,
 )
 from graders.core.implementation import Implementation
@@ -182,13 +183,7 @@ def build_module(impl: Implementation, twin: nn.MultiheadAttention, dtype=None,
            impl.call(module.named_parameters, what=f"{what}.named_parameters",
                      on="construction")}
     if got != expected:
-        details = []
-        if set(expected) - set(got):
-            details.append("missing: " + ", ".join(sorted(set(expected) - set(got))))
-        if set(got) - set(expected):
-            details.append("unexpected: " + ", ".join(sorted(set(got) - set(expected))))
-        details += [f"{name} has shape {got[name]}, expected {shape}"
-                    for name, shape in expected.items() if name in got and got[name] != shape]
+        details = shape_mismatches(got, expected)
         details.append("expected the parameters of q_proj, k_proj, v_proj and out_proj, each "
                        "nn.Linear(E, E, bias=bias), and no others")
         raise verdict(f"the parameters of {what}", "construction", details)

@@ -29,6 +29,7 @@ from graders.core.compare import (
     expect_tensor,
     expect_tracks_grad,
     expect_tuple,
+    shape_mismatches,
     tolerance,
 )
 from graders.core.implementation import Implementation
@@ -404,13 +405,7 @@ def build_module(impl: Implementation, twin: nn.MultiheadAttention, dtype=None,
     got = {name: tuple(t.shape) for name, t in
            impl.call(module.state_dict, what=f"{what}.state_dict", on="construction").items()}
     if got != expected:
-        details = []
-        if set(expected) - set(got):
-            details.append("missing: " + ", ".join(sorted(set(expected) - set(got))))
-        if set(got) - set(expected):
-            details.append("unexpected: " + ", ".join(sorted(set(got) - set(expected))))
-        details += [f"{name} has shape {got[name]}, expected {shape}"
-                    for name, shape in expected.items() if name in got and got[name] != shape]
+        details = shape_mismatches(got, expected)
         details.append("nn.MultiheadAttention has in_proj_weight (3E, E), in_proj_bias (3E) "
                        "or None, and out_proj = nn.Linear(E, E, bias=bias)")
         raise verdict(f"the parameters of {what}", "construction", details,

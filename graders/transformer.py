@@ -28,7 +28,8 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from graders.core.compare import expect_close, expect_grads_close, expect_tensor, tolerance
+from graders.core.compare import (StateDictDiff, expect_close, expect_grads_close, expect_tensor,
+                                  tolerance)
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, generator, grads_of, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect, identify
@@ -334,27 +335,15 @@ def load_twin(impl: Implementation, model: nn.Module, twin: Twin) -> None:
     buffers = {name for name, _ in model.named_buffers()}
     own = [k for k in theirs if k not in ours
            and (k.startswith("positional_encoding.") or k in buffers)]
-    missing = [k for k in ours if k not in theirs]
-    unexpected = [k for k in theirs if k not in ours and k not in own]
-    resized = [f"{k}: yours {tuple(theirs[k].shape)}, PyTorch's {tuple(v.shape)}"
-               for k, v in ours.items() if k in theirs and theirs[k].shape != v.shape]
-    if missing or unexpected or resized:
-
-        def some(names: list[str]) -> str:
-            return ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-
-        details = []
-        if missing:
-            details.append("missing: " + some(missing))
-        if unexpected:
-            details.append("unexpected: " + some(unexpected))
-        details += [f"wrong shape {r}" for r in resized[:3]]
+    diff = StateDictDiff.of(theirs, ours, ignored=own)
+    if diff:
+        details = diff.lines(shown=5)
         details.append("submodules: src_embed, tgt_embed (nn.Embedding), positional_encoding, "
                        "encoder / decoder laid out like nn.TransformerEncoder / "
                        "nn.TransformerDecoder (layers.N..., and a final norm), generator")
         # Only a stack's final norm is missing: nn.Transformer always builds one.
-        norm_only = bool(missing) and not unexpected and not resized and all(
-            k.split(".", 1)[1] in ("norm.weight", "norm.bias") for k in missing)
+        norm_only = bool(diff.missing) and not diff.unexpected and not diff.resized and all(
+            k.split(".", 1)[1] in ("norm.weight", "norm.bias") for k in diff.missing)
         if norm_only:
             details[-1] = ("nn.Transformer gives both stacks a final LayerNorm, even Post-LN: "
                            "build them with norm=nn.LayerNorm(d_model)")

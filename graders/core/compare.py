@@ -6,7 +6,8 @@ a different but sound order of operations gives, half types to their few digits.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Collection, Sequence
 
 import torch
 
@@ -166,3 +167,52 @@ def expect_grads_close(
                    "with .data / .item()?")],
             )
         expect_close(grad, exp, what, on, suspects, slack=GRAD_SLACK * slack)
+
+
+def shape_mismatches(got: dict[str, tuple[int, ...]], expected: dict[str, tuple[int, ...]]
+                     ) -> list[str]:
+    """Verdict lines for a learner's parameters against the expected names and shapes
+    ("missing: ...", "unexpected: ...", "q_proj.weight has shape ..., expected ..."); [] when
+    they agree."""
+    details = []
+    if set(expected) - set(got):
+        details.append("missing: " + ", ".join(sorted(set(expected) - set(got))))
+    if set(got) - set(expected):
+        details.append("unexpected: " + ", ".join(sorted(set(got) - set(expected))))
+    details += [f"{name} has shape {got[name]}, expected {shape}"
+                for name, shape in expected.items() if name in got and got[name] != shape]
+    return details
+
+
+@dataclass(frozen=True)
+class StateDictDiff:
+    """How a learner's state dict differs from PyTorch's twin's: keys it lacks, keys it has
+    too many (but those ``ignored``), and tensors of the wrong shape."""
+
+    missing: list[str]
+    unexpected: list[str]
+    resized: list[str]  # "key: yours (..), PyTorch's (..)"
+
+    @classmethod
+    def of(cls, theirs: dict, ours: dict, ignored: Collection[str] = ()) -> "StateDictDiff":
+        return cls(
+            missing=[k for k in ours if k not in theirs],
+            unexpected=[k for k in theirs if k not in ours and k not in ignored],
+            resized=[f"{k}: yours {tuple(theirs[k].shape)}, PyTorch's {tuple(v.shape)}"
+                     for k, v in ours.items() if k in theirs and theirs[k].shape != v.shape],
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.missing or self.unexpected or self.resized)
+
+    def lines(self, shown: int = 6) -> list[str]:
+        """Verdict lines: at most ``shown`` missing and unexpected keys, three wrong shapes."""
+        def some(names: list[str]) -> str:
+            return ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
+
+        details = []
+        if self.missing:
+            details.append("missing: " + some(self.missing))
+        if self.unexpected:
+            details.append("unexpected: " + some(self.unexpected))
+        return details + [f"wrong shape {r}" for r in self.resized[:3]]
