@@ -153,6 +153,11 @@ _ENTRIES = (
             "The table is not a registered buffer: it is a parameter (trained, and counted "
             "as a weight) or a plain attribute (left behind by .to()).",
             "self.register_buffer('pe', table)."),
+    Mistake("pe-dropout-rate",
+            "The positional encoding's dropout does not use the model's rate: it acts on the "
+            "sum, but at a rate of its own (kata 05's default 0.1, say) or not at all.",
+            "Give it the model's dropout: PositionalEncoding(d_model, dropout, max_len). One "
+            "rate for the whole model, like nn.Transformer's dropout."),
     Mistake("pe-wrong-axis",
             "The table was added along the wrong axis of x (batch instead of sequence).",
             "(seq, batch, d) needs pe[:seq].unsqueeze(1); (batch, seq, d) needs "

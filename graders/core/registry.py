@@ -466,6 +466,7 @@ KATAS: tuple[Kata, ...] = (
             "pe-wrong-axis",
             "positions-from-one",
             "pe-not-buffer",
+            "pe-dropout-rate",
             "final-norm-missing",
             "dropout-in-eval",
         ),
