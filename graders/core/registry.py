@@ -172,12 +172,9 @@ KATAS: tuple[Kata, ...] = (
             "so gluing axes needs a copy (view refuses, reshape copies when it must). "
             "Seq-first: fold batch and heads into one axis with the batch as the outer factor "
             "(row i*h + j = batch i, head j).",
-            "b, n, E = x.shape; h = num_heads; d = E // h         # x (b, n, E)\n"
-            "heads = x.view(b, n, h, d).transpose(1, 2)           # split_heads: (b, h, n, d)\n"
-            "merged = heads.transpose(1, 2).reshape(b, n, h * d)  # merge_heads: reshape, not view\n"
-            "# seq-first x_sf (n, b, E): cut the columns, fold (b, h) batch-major, tokens second\n"
-            "rows = x_sf.reshape(x_sf.size(0), x_sf.size(1) * h, d).transpose(0, 1)   # (b*h, n, d)\n"
-            "# merge_heads_seq_first undoes it: transpose back, then reshape to (n, b, h*d)",
+            "heads = x.view(b, n, h, d).transpose(1, 2)   # (b, n, E) -> (b, n, h, d) -> (b, h, n, d)\n"
+            "# merging: the same two steps backwards; after a transpose, reshape (view refuses).\n"
+            "# seq-first: the same cut of the columns, (b, h) folded batch-major: row i*h + j",
         ),
     ),
     Kata(
@@ -258,17 +255,10 @@ KATAS: tuple[Kata, ...] = (
             "Padding is per batch element: expand (b, m) to batch-major rows (b*h, 1, m) - "
             "row i*h + j is batch i. Build every new tensor on the device of the masks you "
             "were given.",
-            "causal = torch.full((size, size), float('-inf'), device=device).triu(diagonal=1)\n"
-            "lengths = torch.as_tensor(lengths)\n"
-            "max_len = int(lengths.max()) if max_len is None else max_len\n"
-            "padded = torch.arange(max_len, device=lengths.device)[None, :] >= lengths[:, None]\n"
-            "# merge_masks, when neither mask is None (otherwise use the one there is, or None):\n"
-            "def additive(mask):   # bool -> 0 / -inf; float -> its values, in `dtype`\n"
-            "    if mask.dtype != torch.bool:\n"
-            "        return mask.to(dtype)\n"
-            "    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float('-inf'))\n"
-            "pad = additive(key_padding_mask).repeat_interleave(num_heads, dim=0).unsqueeze(1)   # (b*h, 1, m)\n"
-            "merged = additive(attn_mask) + pad   # broadcasts to (b*h, n, m)",
+            "padded = torch.arange(max_len, device=lengths.device)[None, :] >= lengths[:, None]   # (b, max_len)\n"
+            "pad = pad.repeat_interleave(num_heads, dim=0).unsqueeze(1)   # (b, m) -> (b*h, 1, m): row i*h + j\n"
+            "# causal: triu(diagonal=1) keeps the diagonal open. merge: both masks as additive\n"
+            "# floats in `dtype` (a float mask keeps its values), added: (b*h, n, m)",
         ),
     ),
     Kata(
@@ -299,15 +289,10 @@ KATAS: tuple[Kata, ...] = (
             "ones (1::2), interleaved, not in two halves; an odd d_model has one cos column "
             "fewer. Positions start at 0. Keep the table with register_buffer('pe', ...) and "
             "add pe[:seq] along the sequence axis of x (axis 0, or 1 with batch_first).",
-            "pos = torch.arange(max_len, dtype=torch.float64)[:, None]          # (max_len, 1)\n"
-            "two_i = torch.arange(0, d_model, 2, dtype=torch.float64)           # (ceil(d/2),)\n"
-            "angles = pos / base ** (two_i / d_model)                           # (max_len, ceil(d/2))\n"
-            "pe = torch.empty(max_len, d_model, dtype=torch.float64)\n"
-            "pe[:, 0::2] = angles.sin()\n"
-            "pe[:, 1::2] = angles[:, : d_model // 2].cos()\n"
-            "# __init__: self.register_buffer('pe', pe.to(torch.get_default_dtype()))\n"
-            "# forward: raise ValueError when seq > max_len; pe = self.pe[:seq].to(x.dtype),\n"
-            "#          unsqueeze(0) if batch_first else unsqueeze(1); return self.dropout(x + pe)",
+            "# pos (max_len, 1) = 0, 1, 2, ...; two_i (ceil(d/2),) = 0, 2, 4, ...; pe (max_len, d_model)\n"
+            "angles = pos / base ** (two_i / d_model)        # (max_len, ceil(d/2))\n"
+            "pe[:, 0::2] = angles.sin()                      # even columns\n"
+            "pe[:, 1::2] = angles[:, : d_model // 2].cos()   # odd columns: one fewer for an odd d_model",
         ),
     ),
     Kata(
