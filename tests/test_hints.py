@@ -103,7 +103,7 @@ def test_kata01_rung_gives_zero_rows_and_finite_gradients(mask_kind):
     assert torch.isfinite(query.grad).all() and torch.isfinite(key.grad).all()
 
 
-@pytest.mark.parametrize("kata_id", ["01", "02", "04", "05", "07", "09", "10", "11", "12", "13", "14"])
+@pytest.mark.parametrize("kata_id", ["01", "02", "03", "04", "05", "07", "09", "10", "11", "12", "13", "14"])
 def test_near_code_rung_is_a_few_lines_not_the_reference(kata_id):
     """The teaching review's rule: rung 3 shows the one tricky line (or two), with its shape
     comment; never the whole function, loop or class."""
@@ -130,9 +130,14 @@ def test_kata03_rung_equals_multihead_attention(bias):
                                      in_proj_bias=twin.in_proj_bias, out_proj=twin.out_proj,
                                      dropout=0.0, training=False))()
     query, key = torch.randn(3, 4, 8), torch.randn(3, 6, 8)
-    ran = run_rung("03", self=stand_in, query=query, key=key, value=key)
-    out, weights = twin(query, key, key, average_attn_weights=False)
-    torch.testing.assert_close(ran["out"], out)
+    biases = (None,) * 3 if twin.in_proj_bias is None else twin.in_proj_bias.chunk(3)
+    w_k, w_v = twin.in_proj_weight.chunk(3)[1:]
+    k = F.linear(key, w_k, biases[1]).view(3, 6, 2, 4).transpose(1, 2)   # as the comment says
+    v = F.linear(key, w_v, biases[2]).view(3, 6, 2, 4).transpose(1, 2)
+    ran = run_rung("03", self=stand_in, query=query, k=k, b_q=biases[0], b=3, n=4, h=2, d=4)
+    out = twin.out_proj((ran["weights"] @ v).transpose(1, 2).reshape(3, 4, 8))
+    expected_out, weights = twin(query, key, key, average_attn_weights=False)
+    torch.testing.assert_close(out, expected_out)
     torch.testing.assert_close(ran["weights"], weights)
 
 

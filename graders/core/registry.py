@@ -213,17 +213,9 @@ KATAS: tuple[Kata, ...] = (
             "Split into heads of width E // h (kata 02), scale by 1/sqrt(head_dim) - not "
             "1/sqrt(E) - softmax over the keys, dropout only in training, merge the heads, "
             "out_proj. Return per-head weights (b, h, n, m), not their mean.",
-            "# batch first here (unless batch_first, transpose(0, 1) on the way in and out):\n"
-            "b, n, E = query.shape; m = key.size(1); h = self.num_heads; d = E // h\n"
-            "w_q, w_k, w_v = self.in_proj_weight.chunk(3)\n"
-            "b_q, b_k, b_v = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)\n"
-            "q = F.linear(query, w_q, b_q).view(b, n, h, d).transpose(1, 2)   # (b, h, n, d)\n"
-            "k = F.linear(key, w_k, b_k).view(b, m, h, d).transpose(1, 2)     # (b, h, m, d)\n"
-            "v = F.linear(value, w_v, b_v).view(b, m, h, d).transpose(1, 2)   # (b, h, m, d)\n"
-            "weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)\n"
-            "weights = F.dropout(weights, self.dropout, training=self.training)\n"
-            "out = self.out_proj((weights @ v).transpose(1, 2).reshape(b, n, E))   # (b, n, E)\n"
-            "# return out, weights if need_weights else None",
+            "w_q, w_k, w_v = self.in_proj_weight.chunk(3)                      # (E, E) each, q first\n"
+            "q = F.linear(query, w_q, b_q).view(b, n, h, d).transpose(1, 2)   # (b, h, n, d); k, v alike\n"
+            "weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)   # (b, h, n, m), d = E // h",
         ),
     ),
     Kata(
