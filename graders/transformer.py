@@ -643,10 +643,34 @@ def check_positional_dropout(impl: Implementation, model: nn.Module, args: Model
     out = expect_tensor(out, "positional_encoding", on).detach()
     scaled = summed / 0.5
     ok = torch.isclose(out, scaled, rtol=rtol, atol=atol) | (out == 0)
-    if out.shape != x.shape or not bool(ok.all()) or not bool((out == 0).any()):
+    if out.shape == x.shape and bool(ok.all()) and bool((out == 0).any()):
+        return
+    rate = other_dropout_rate(out, summed, rtol, atol)
+    if rate is not None:
+        found = (f"each entry is 0 or (x + pe) / (1 - q) with q = {rate:.2g}: dropout acts on "
+                 "the sum, as it should, but at another rate" if rate > 0 else
+                 "every entry is x + pe: nothing was dropped")
         raise verdict("positional_encoding in training mode", on, [
-            "each entry should be 0 or (x + pe) / (1 - p): dropout acts on the sum, "
-            "dropout(x + pe), not on x or on the table alone"])
+            found, f"use the model's dropout rate (p={args.dropout})"], "pe-dropout-rate")
+    raise verdict("positional_encoding in training mode", on, [
+        "each entry should be 0 or (x + pe) / (1 - p): dropout acts on the sum, "
+        "dropout(x + pe), not on x or on the table alone"])
+
+
+def other_dropout_rate(out: Tensor, summed: Tensor, rtol: float, atol: float) -> float | None:
+    """The rate q < 1 for which every entry of ``out`` is 0 or ``summed / (1 - q)`` (q = 0:
+    nothing dropped, out == summed), or None when no single rate explains ``out``: the
+    dropout of x + pe at a rate other than the model's."""
+    if out.shape != summed.shape:
+        return None
+    kept = (out != 0) & (summed.abs() > 1e-3)
+    if not bool(kept.any()):
+        return None
+    scale = float((out[kept] / summed[kept]).median())
+    if not math.isfinite(scale) or scale < 1 - 1e-6:
+        return None
+    ok = torch.isclose(out, summed * scale, rtol=rtol, atol=atol) | (out == 0)
+    return max(0.0, 1 - 1 / scale) if bool(ok.all()) else None
 
 
 @pytest.mark.followup

@@ -9,8 +9,9 @@ kata 04's built ``arange`` on the CPU; kata 02's used an undefined ``h``; kata 0
 an undefined ``y`` and ``t``; kata 13's never computed the ``v`` it used).
 
 Names a learner computes in the first line of the method (``b, n, _ = x.shape``, ``h =
-self.num_heads``, ...) are given. Two rungs (13, 14) end in ``return``: they are the body of
-a method, and run as one (`run_rung_body`).
+self.num_heads``, ...) are given. A near-code rung is the one tricky line or two of a kata
+with a shape comment, never the reference: each test builds the rest around the rung (as
+the learner would) and checks the whole against PyTorch or the reference.
 """
 
 from __future__ import annotations
@@ -39,15 +40,6 @@ def as_function(near_code: str, parameters) -> str:
     """``near_code`` as the body of ``def _rung(parameters)``."""
     body = "".join("    " + line + "\n" for line in near_code.splitlines())
     return f"def _rung({', '.join(parameters)}):\n{body}"
-
-
-def run_rung_body(kata_id: str, **names):
-    """Execute kata ``kata_id``'s near-code rung as a function body with ``names`` defined;
-    return what its ``return`` returns."""
-    namespace = {"torch": torch, "F": F, "nn": nn, "math": math, "copy": copy}
-    exec(compile(as_function(registry.get(kata_id).hints[2], names), f"<hint {kata_id}/3>",
-                 "exec"), namespace)
-    return namespace["_rung"](**names)
 
 
 def ends_in_return(near_code: str) -> bool:
@@ -101,7 +93,8 @@ def test_kata01_rung_gives_zero_rows_and_finite_gradients(mask_kind):
     attn_mask = blocked if mask_kind == "bool" else torch.zeros(2, 3, 5, dtype=torch.float64).masked_fill(
         blocked, float("-inf"))
     scores = query @ key.transpose(-2, -1) / 2.0
-    weights = run_rung("01", scores=scores, attn_mask=attn_mask)["weights"]
+    scores = scores.masked_fill(blocked, float("-inf")) if mask_kind == "bool" else scores + attn_mask
+    weights = run_rung("01", scores=scores)["weights"]
     expected = F.scaled_dot_product_attention(  # SDPA's bool mask means "may attend"
         query, key, torch.eye(5, dtype=torch.float64).expand(2, 5, 5), attn_mask=~blocked)
     assert torch.equal(weights[0, 1], torch.zeros(5, dtype=torch.float64))
@@ -110,19 +103,23 @@ def test_kata01_rung_gives_zero_rows_and_finite_gradients(mask_kind):
     assert torch.isfinite(query.grad).all() and torch.isfinite(key.grad).all()
 
 
-def test_kata01_rung_is_not_the_whole_reference():
-    near_code = registry.get("01").hints[2]
-    assert "class " not in near_code and "def forward" not in near_code and "return" not in near_code
+@pytest.mark.parametrize("kata_id", ["01", "02", "03", "04", "05", "07", "09", "10", "11", "12", "13", "14"])
+def test_near_code_rung_is_a_few_lines_not_the_reference(kata_id):
+    """The teaching review's rule: rung 3 shows the one tricky line (or two), with its shape
+    comment; never the whole function, loop or class."""
+    near_code = registry.get(kata_id).hints[2]
+    code = [line for line in near_code.splitlines() if line.strip() and not line.startswith("#")]
+    assert len(code) <= 5, code
+    assert "class " not in near_code and "def forward" not in near_code
+    assert not any(line.lstrip().startswith(("for ", "while ")) for line in code), "no loops"
 
 
-def test_kata02_rung_splits_merges_and_folds_batch_major():
+def test_kata02_rung_splits_like_the_reference():
     reference = solution("02")
     x = torch.randn(2, 5, 12)
-    x_sf = torch.randn(5, 3, 12)
-    ran = run_rung("02", x=x, num_heads=3, x_sf=x_sf)
+    ran = run_rung("02", x=x, b=2, n=5, h=3, d=4)
     assert torch.equal(ran["heads"], reference.split_heads(x, 3))
-    assert torch.equal(ran["merged"], x)
-    assert torch.equal(ran["rows"], reference.split_heads_seq_first(x_sf, 3))
+    assert torch.equal(reference.merge_heads(ran["heads"]), x)
 
 
 @pytest.mark.parametrize("bias", [True, False])
@@ -133,38 +130,36 @@ def test_kata03_rung_equals_multihead_attention(bias):
                                      in_proj_bias=twin.in_proj_bias, out_proj=twin.out_proj,
                                      dropout=0.0, training=False))()
     query, key = torch.randn(3, 4, 8), torch.randn(3, 6, 8)
-    ran = run_rung("03", self=stand_in, query=query, key=key, value=key)
-    out, weights = twin(query, key, key, average_attn_weights=False)
-    torch.testing.assert_close(ran["out"], out)
+    biases = (None,) * 3 if twin.in_proj_bias is None else twin.in_proj_bias.chunk(3)
+    w_k, w_v = twin.in_proj_weight.chunk(3)[1:]
+    k = F.linear(key, w_k, biases[1]).view(3, 6, 2, 4).transpose(1, 2)   # as the comment says
+    v = F.linear(key, w_v, biases[2]).view(3, 6, 2, 4).transpose(1, 2)
+    ran = run_rung("03", self=stand_in, query=query, k=k, b_q=biases[0], b=3, n=4, h=2, d=4)
+    out = twin.out_proj((ran["weights"] @ v).transpose(1, 2).reshape(3, 4, 8))
+    expected_out, weights = twin(query, key, key, average_attn_weights=False)
+    torch.testing.assert_close(out, expected_out)
     torch.testing.assert_close(ran["weights"], weights)
 
 
-def test_kata04_rung_builds_the_masks_on_their_device():
+def test_kata04_rung_pads_and_repeats_the_padding_batch_major():
     reference = solution("04")
-    key_padding_mask = reference.padding_mask([4, 2])
-    attn_mask = torch.randn(3, 4)
-    ran = run_rung("04", size=4, device="meta", lengths=[4, 2], max_len=None,
-                   key_padding_mask=key_padding_mask, attn_mask=attn_mask, num_heads=2,
-                   dtype=torch.float64)
-    assert ran["causal"].device.type == "meta" and ran["causal"].shape == (4, 4)
-    assert torch.equal(ran["padded"], key_padding_mask)
-    expected = reference.merge_masks(key_padding_mask, attn_mask, 2, dtype=torch.float64)
-    assert ran["merged"].dtype == torch.float64
-    assert torch.equal(*torch.broadcast_tensors(ran["merged"], expected))
-    # the padding mask follows its lengths onto another device (meta stands in for CUDA)
-    on_meta = run_rung("04", size=4, device="meta", lengths=torch.tensor([4, 2], device="meta"),
-                       max_len=4, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
-                       num_heads=2, dtype=torch.float64)
+    lengths, given = torch.tensor([4, 2, 3]), torch.randn(3, 5)   # given: an additive (b, m) padding
+    ran = run_rung("04", lengths=lengths, max_len=5, pad=given, num_heads=2)
+    assert torch.equal(ran["padded"], reference.padding_mask(lengths, max_len=5))
+    assert ran["pad"].shape == (6, 1, 5)
+    for row in range(6):  # row i*h + j is batch element i
+        assert torch.equal(ran["pad"][row, 0], given[row // 2])
+    # the padding follows its lengths onto another device (meta stands in for CUDA)
+    on_meta = run_rung("04", lengths=lengths.to("meta"), max_len=5, pad=given, num_heads=2)
     assert on_meta["padded"].device.type == "meta"
-    causal = run_rung("04", size=5, device=None, lengths=[1], max_len=None,
-                      key_padding_mask=key_padding_mask, attn_mask=attn_mask, num_heads=2,
-                      dtype=torch.float32)["causal"]
-    assert torch.equal(causal, nn.Transformer.generate_square_subsequent_mask(5))
 
 
 @pytest.mark.parametrize("d_model", [6, 7])
 def test_kata05_rung_builds_the_table(d_model):
-    pe = run_rung("05", max_len=50, d_model=d_model, base=10000.0)["pe"]
+    pos = torch.arange(50, dtype=torch.float64)[:, None]
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    pe = run_rung("05", pos=pos, two_i=two_i, pe=torch.empty(50, d_model, dtype=torch.float64),
+                  d_model=d_model, base=10000.0)["pe"]
     expected = solution("05").sinusoidal_positional_encoding(50, d_model)
     torch.testing.assert_close(pe.float(), expected)
 
@@ -187,16 +182,12 @@ def test_kata06_rung_sub_blocks_equal_pytorchs(activation):
 
 
 def test_kata07_rung_counts_what_the_reference_counts():
+    """One projection and the Q Kᵀ product, from which the layer's count follows."""
     reference = solution("07")
-    l, n, m, b, d, h, d_ff = 12, 5, 7, 3, 16, 4, 64
-    for dtype in (torch.float16, torch.float32, torch.float64):
-        for bias in (True, False):
-            ran = run_rung("07", l=l, n=n, m=m, b=b, d=d, h=h, d_ff=d_ff, dtype=dtype, bias=bias)
-            assert ran["params"] == reference.mha_param_count(d, bias)
-            assert ran["cross"] == reference.cross_attention_flops(n, m, b, d, h)
-            assert ran["mha"] == reference.mha_flops(l, b, d, h)
-            assert ran["layer"] == reference.encoder_layer_flops(l, b, d, h, d_ff)
-            assert ran["nbytes"] == reference.attention_scores_bytes(l, b, h, dtype)
+    for l, b, d, h in ((12, 3, 16, 4), (7, 2, 24, 3), (1, 1, 8, 8)):
+        ran = run_rung("07", l=l, b=b, d=d, h=h)
+        assert ran["qk"] == 2 * b * l * l * d, "h cancels"
+        assert 4 * ran["proj"] + 2 * ran["qk"] == reference.mha_flops(l, b, d, h)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -236,22 +227,24 @@ def kata09_model():
                                              num_decoder_layers=2, dim_feedforward=32).eval()
 
 
-def test_kata09_rung_encodes_and_decodes_like_the_reference():
+def test_kata09_rung_decodes_like_the_reference():
     model = kata09_model()
     src = torch.tensor([[3, 4, 5, 6, 7], [8, 9, 2, 0, 0]])  # pad_idx 0
     tgt = torch.tensor([[1, 5, 6, 7], [1, 4, 0, 0]])
-    ran = run_rung("09", self=model, src=src, tgt=tgt)
-    torch.testing.assert_close(ran["memory"], model.encode(src))
-    torch.testing.assert_close(ran["out"], model.decode(tgt, model.encode(src), src))
+    memory = model.encode(src)
+    y = model.positional_encoding(model.tgt_embed(tgt) * math.sqrt(model.d_model))
+    ran = run_rung("09", self=model, src=src, tgt=tgt, y=y, memory=memory, t=tgt.size(1))
+    torch.testing.assert_close(ran["out"], model.decode(tgt, memory, src))
     assert ran["causal"].shape == (4, 4) and ran["causal"].dtype == torch.bool
 
 
-def test_kata09_rung_greedy_comment_decodes_like_the_reference():
-    """The greedy loop is a comment; uncommented, it is the reference's loop."""
+def test_kata09_rung_greedy_step_appends_what_the_reference_appends():
+    """The greedy step is a comment; uncommented, each step of it extends the reference's
+    output by the reference's next token."""
     near_code = registry.get("09").hints[2].splitlines()
-    start = next(i for i, line in enumerate(near_code) if line.startswith("# greedy: "))
-    loop = [near_code[start].removeprefix("# greedy: ")]
-    loop += [line.removeprefix("#   ") for line in near_code[start + 1:]]
+    start = next(i for i, line in enumerate(near_code) if line.startswith("# greedy, one step: "))
+    step = [near_code[start].split(": ", 1)[1]]
+    step += [line.lstrip("# ") for line in near_code[start + 1:]]
     model = kata09_model()
     src = torch.tensor([[3, 4, 5, 6, 7], [8, 9, 2, 0, 0], [5, 5, 0, 0, 0]])
     with torch.no_grad():
@@ -260,64 +253,74 @@ def test_kata09_rung_greedy_comment_decodes_like_the_reference():
         first_tokens = model.generator(model.decode(torch.ones(3, 1, dtype=torch.long), memory,
                                                     src)[:, -1]).argmax(-1).tolist()
         for eos_idx in {*first_tokens, 12}:
-            namespace = {"torch": torch, "model": model, "memory": memory, "src": src, "b": 3,
-                         "bos_idx": 1, "eos_idx": eos_idx, "max_len": 7}
-            exec(compile("\n".join(loop), "<hint 09/3 greedy>", "exec"), namespace)
             expected = solution("09").greedy_decode(model, src, 7, 1, eos_idx)
-            assert torch.equal(namespace["ys"], expected), eos_idx
+            for length in range(1, expected.size(1)):
+                ys = expected[:, :length]
+                namespace = {"torch": torch, "model": model, "memory": memory, "src": src, "ys": ys,
+                             "done": (ys == eos_idx).any(dim=1)}
+                exec(compile("\n".join(step), "<hint 09/3 greedy>", "exec"), namespace)
+                assert torch.equal(namespace["nxt"], expected[:, length]), (eos_idx, length)
 
 
-@pytest.mark.parametrize("training", [False, True])
-def test_kata10_rung_attention_equals_the_reference(training):
+def test_kata10_rung_splits_qkv_like_the_reference():
+    """q, k, v from the rung, attended and projected as the rest of the forward does,
+    equal the reference's Attention."""
     torch.manual_seed(0)
-    attn = solution("10").Attention(12, num_heads=3, qkv_bias=True, attn_drop=0.5,
-                                    proj_drop=0.5).train(training)
+    attn = solution("10").Attention(12, num_heads=3, qkv_bias=True).eval()
     x = torch.randn(2, 5, 12)
-    torch.manual_seed(1)  # the same dropout draws, in the same order, for both
-    ran = run_rung("10", self=attn, x=x, B=2, N=5, C=12)
-    torch.manual_seed(1)
-    torch.testing.assert_close(ran["x"], attn(x))
+    ran = run_rung("10", self=attn, x=x, B=2, N=5, C=12, p=0.5)
+    q, k, v = ran["q"], ran["k"], ran["v"]
+    assert q.shape == k.shape == v.shape == (2, 3, 5, 4)
+    weights = (q @ k.transpose(-2, -1) * attn.scale).softmax(dim=-1)
+    out = attn.proj((weights @ v).transpose(1, 2).reshape(2, 5, 12))
+    torch.testing.assert_close(out, attn(x))
 
 
-def test_kata10_rung_patch_embed_and_drop_path_comments_equal_the_reference():
-    """The PatchEmbed and DropPath lines are comments; as code they are the reference's."""
+@pytest.mark.parametrize("p", [0.25, 0.5])
+def test_kata10_rung_drop_path_draw_equals_the_reference(p):
+    """One draw per sample, (B, 1, 1); kept samples scaled by 1 / (1 - p) equal the
+    reference's drop_path with the same random numbers."""
     reference = solution("10")
-    comments = {line.split(":")[0]: line for line in registry.get("10").hints[2].splitlines()}
     torch.manual_seed(0)
-    embed = reference.PatchEmbed(img_size=8, patch_size=4, in_chans=3, embed_dim=6)
-    image = torch.randn(2, 3, 8, 8)
-    patch_embed = comments["# PatchEmbed"].split("return ")[1]
-    torch.testing.assert_close(eval(patch_embed, {"self": embed, "x": image}), embed(image))
-    lines = registry.get("10").hints[2].splitlines()
-    start = lines.index(comments["# DropPath (training, p > 0)"])
-    drop_path = lines[start].split(": ", 1)[1] + "\n" + lines[start + 1].removeprefix("#     ")
-    drop_path = drop_path.replace("; return ", "\nout = ").replace("; ", "\n")
+    attn = reference.Attention(4, num_heads=2)
     x = torch.randn(64, 3, 4)
-    for p in (0.25, 0.5):
-        torch.manual_seed(1)
-        namespace = {"x": x, "p": p}
-        exec(compile(drop_path, "<hint 10/3 DropPath>", "exec"), namespace)
-        torch.manual_seed(1)
-        torch.testing.assert_close(namespace["out"], reference.drop_path(x, p, training=True))
+    torch.manual_seed(1)
+    keep = run_rung("10", self=attn, x=x, B=64, N=3, C=4, p=p)["keep"]
+    assert keep.shape == (64, 1, 1) and set(keep.unique().tolist()) <= {0.0, 1.0}
+    torch.manual_seed(1)
+    torch.testing.assert_close(x * keep / (1 - p), reference.drop_path(x, p, training=True))
 
 
 @pytest.mark.parametrize("cached", [0, 4])
 def test_kata11_rung_equals_the_reference_with_and_without_a_cache(cached):
+    """The rung's cache and mask, with the projections and attention around them, give the
+    reference's output and new cache; the cache passed in is left alone."""
     torch.manual_seed(0)
     model = solution("11").CausalSelfAttention(12, 3)
     x = torch.randn(2, 3, 12)
     cache = model(torch.randn(2, cached, 12))[1] if cached else None
     before = None if cache is None else [c.clone() for c in cache]
     b, t, embed_dim = x.shape
-    ran = run_rung("11", self=model, x=x, cache=cache, b=b, t=t)
-    # the comment's last step
-    out = model.out_proj((ran["weights"] @ ran["v"]).transpose(1, 2).reshape(b, t, embed_dim))
-    expected, (k, v) = model(x, cache)
+    q, k, v = (model._split_heads(proj(x)) for proj in (model.q_proj, model.k_proj, model.v_proj))
+    ran = run_rung("11", x=x, cache=cache, k=k, v=v, t=t)
+    k, v, blocked = ran["k"], ran["v"], ran["blocked"]
+    assert k.shape == (2, 3, cached + 3, 4) and blocked.shape == (3, cached + 3)
+    full = torch.ones(cached + 3, cached + 3, dtype=torch.bool).triu(diagonal=1)
+    assert torch.equal(blocked, full[cached:]), "the last t rows of the full causal mask"
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(model.head_dim)).masked_fill(blocked, float("-inf"))
+    out = model.out_proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, embed_dim))
+    expected, (expected_k, expected_v) = model(x, cache)
     torch.testing.assert_close(out, expected)
-    assert torch.equal(ran["k"], k) and torch.equal(ran["v"], v)
-    assert ran["k"].shape == (2, 3, cached + 3, 4)
+    assert torch.equal(k, expected_k) and torch.equal(v, expected_v)
     if cache is not None:
         assert all(torch.equal(c, kept) for c, kept in zip(cache, before))
+
+
+def rotate(x1, x2, angles, interleaved):
+    """Rung 2's rotation, put back in the convention's order (what the learner adds)."""
+    cos, sin = angles.cos().to(x1.dtype), angles.sin().to(x1.dtype)
+    y1, y2 = x1 * cos - x2 * sin, x1 * sin + x2 * cos
+    return torch.stack((y1, y2), -1).flatten(-2) if interleaved else torch.cat((y1, y2), -1)
 
 
 @pytest.mark.parametrize("interleaved", [False, True])
@@ -329,11 +332,10 @@ def test_kata12_rung_rotates_like_the_reference(interleaved, dtype):
     positions = torch.tensor([7, 8, 9, 1000, 123456])
     ran = run_rung("12", x=x, positions=positions, head_dim=8, base=500.0,
                    interleaved=interleaved)
+    assert ran["angles"].dtype == torch.float64
     assert torch.equal(ran["angles"].to(torch.float32), reference.rope_angles(positions, 8, 500.0))
-    y1, y2 = ran["y1"], ran["y2"]
-    y = torch.stack((y1, y2), -1).flatten(-2) if interleaved else torch.cat((y1, y2), -1)
+    y = rotate(ran["x1"], ran["x2"], ran["angles"], interleaved)
     torch.testing.assert_close(y, reference.apply_rope(x, positions, 500.0, interleaved))
-
 
 
 @pytest.mark.parametrize("interleaved", [False, True])
@@ -351,18 +353,27 @@ def test_kata12_rung_rotates_per_row_positions_with_the_heads_axis_its_comment_a
     exec(compile("\n".join(lines), "<hint 12/3>", "exec"), namespace)
     assert torch.equal(namespace["angles"][:, 0].to(torch.float32),
                        reference.rope_angles(positions, 8, 500.0))
-    y1, y2 = namespace["y1"], namespace["y2"]
-    y = torch.stack((y1, y2), -1).flatten(-2) if interleaved else torch.cat((y1, y2), -1)
+    y = rotate(namespace["x1"], namespace["x2"], namespace["angles"], interleaved)
     torch.testing.assert_close(y, reference.apply_rope(x, positions, 500.0, interleaved))
 
 
 @pytest.mark.parametrize("num_kv_heads", [1, 2, 4])
-def test_kata13_rung_equals_the_reference(num_kv_heads):
+def test_kata13_rung_gives_query_head_j_kv_head_j_over_group(num_kv_heads):
+    """The rung's widened k and v, attended as kata 01 does, give the reference's output."""
     reference = solution("13")
     torch.manual_seed(0)
     model = reference.GroupedQueryAttention(12, 4, num_kv_heads, bias=True)
     x = torch.randn(2, 5, 12)
-    out = run_rung_body("13", self=model, x=x, b=2, n=5, h=4, kv=num_kv_heads, d=3)
+    b, n, h, kv, d = 2, 5, 4, num_kv_heads, 3
+    q = model.q_proj(x).view(b, n, h, d).transpose(1, 2)
+    k = model.k_proj(x).view(b, n, kv, d).transpose(1, 2)
+    v = model.v_proj(x).view(b, n, kv, d).transpose(1, 2)
+    ran = run_rung("13", k=k, v=v, h=h, kv=kv)
+    for j in range(h):
+        assert torch.equal(ran["k"][:, j], k[:, j // (h // kv)])
+        assert torch.equal(ran["v"][:, j], v[:, j // (h // kv)])
+    weights = (q @ ran["k"].transpose(-2, -1) / math.sqrt(d)).softmax(-1)
+    out = model.o_proj((weights @ ran["v"]).transpose(1, 2).reshape(b, n, h * d))
     torch.testing.assert_close(out, model(x))
 
 
@@ -377,10 +388,18 @@ def test_kata13_rung_cache_size_comment_counts_what_the_reference_counts():
 
 @pytest.mark.parametrize("block_size", [1, 3, 7, 64])
 def test_kata14_rung_equals_the_reference_and_sdpa(block_size):
+    """The rung is one block's update; the loop around it (the learner's) gives SDPA's output
+    and logsumexp, and the reference's."""
     torch.manual_seed(0)
     q = torch.randn(2, 3, 5, 4, dtype=torch.float64)
     k, v = torch.randn(2, 3, 7, 4, dtype=torch.float64), torch.randn(2, 3, 7, 4, dtype=torch.float64)
-    out, lse = run_rung_body("14", q=q, k=k, v=v, block_size=block_size, b=2, h=3, n=5, d=4)
+    m = q.new_full((2, 3, 5, 1), float("-inf"))
+    l, acc = q.new_zeros((2, 3, 5, 1)), torch.zeros_like(q)
+    for start in range(0, 7, block_size):
+        s = q @ k[..., start:start + block_size, :].transpose(-2, -1) / 2.0
+        ran = run_rung("14", s=s, m=m, l=l, acc=acc, v_block=v[..., start:start + block_size, :])
+        m, l, acc = ran["m_new"], ran["l"], ran["acc"]
+    out, lse = acc / l, (m + torch.log(l)).squeeze(-1)
     torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v))
     torch.testing.assert_close(lse, torch.logsumexp(q @ k.transpose(-2, -1) / 2.0, dim=-1))
     expected_out, expected_lse = solution("14").flash_attention(q, k, v, block_size)

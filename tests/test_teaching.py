@@ -73,14 +73,18 @@ def test_where_after_softmax_gives_nan_gradients_with_a_float_mask_only():
 
 
 def test_multihead_attention_gives_nan_on_fully_masked_rows():
-    """Kata 01's README: equal to nn.MultiheadAttention except on fully masked rows."""
-    assert "except on fully masked rows" in text_of("katas/01_attention/README.md")
+    """Kata 01's README: equal to nn.MultiheadAttention except on fully masked rows, where
+    it gives NaN with its default need_weights=True, and zeros (out_proj's bias) without."""
+    readme = text_of("katas/01_attention/README.md")
+    assert "except on fully masked rows" in readme and "default `need_weights=True`" in readme
     attention = nn.MultiheadAttention(8, 1, batch_first=True)
     x = torch.randn(1, 3, 8)
     mask = torch.zeros(3, 3, dtype=torch.bool)
     mask[1] = True
     output, _ = attention(x, x, x, attn_mask=mask)
     assert output[0, 1].isnan().all() and not output[0, 0].isnan().any()
+    output, _ = attention(x, x, x, attn_mask=mask, need_weights=False)
+    torch.testing.assert_close(output[0, 1], attention.out_proj.bias)
 
 
 def test_dot_T_on_three_axes_is_deprecated_and_mT_is_not():

@@ -153,6 +153,11 @@ _ENTRIES = (
             "The table is not a registered buffer: it is a parameter (trained, and counted "
             "as a weight) or a plain attribute (left behind by .to()).",
             "self.register_buffer('pe', table)."),
+    Mistake("pe-dropout-rate",
+            "The positional encoding's dropout does not use the model's rate: it acts on the "
+            "sum, but at a rate of its own (kata 05's default 0.1, say) or not at all.",
+            "Give it the model's dropout: PositionalEncoding(d_model, dropout, max_len). One "
+            "rate for the whole model, like nn.Transformer's dropout."),
     Mistake("pe-wrong-axis",
             "The table was added along the wrong axis of x (batch instead of sequence).",
             "(seq, batch, d) needs pe[:seq].unsqueeze(1); (batch, seq, d) needs "
@@ -410,7 +415,8 @@ _ENTRIES = (
             "start + t > i."),
     Mistake("full-score-matrix",
             "A tensor the size of the whole (n, m) score matrix (all the scores, or an (n, m) "
-            "mask) was built: flash attention only ever holds one (n, block_size) block.",
+            "mask) was built: this kata's loop only ever holds one (n, block_size) block of "
+            "scores (the GPU kernel also tiles the queries, holding B_r × B_c tiles in SRAM).",
             "Loop over key blocks k[..., start:start + block_size, :] and compute "
             "q @ k_block.transpose(-2, -1) per block."),
 )

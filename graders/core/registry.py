@@ -130,25 +130,19 @@ KATAS: tuple[Kata, ...] = (
             "Write the formula down before any code: softmax(Q Kᵀ / √d_k + mask) V. Which "
             "axis of the scores runs over the keys? And what should a query whose keys are "
             "all blocked get - in the forward pass and in the backward pass?",
-            "scores = query @ key.transpose(-2, -1) has shape (..., n, m): one row per query, "
-            "one column per key. Scale by 1/sqrt(d_k) (d_k = query.size(-1)) *before* the "
-            "softmax, which normalises each row (dim=-1). A bool mask is True where a key is "
+            "The scores of the queries against the keys form an (..., n, m) matrix: one row "
+            "per query, one column per key. Scale by 1/sqrt(d_k) (d_k = query.size(-1)) "
+            "*before* the softmax, which normalises each row (dim=-1). A bool mask is True where a key is "
             "blocked (fill with -inf); a float mask is added. An all -inf row gives NaN: give "
             "such rows harmless scores *before* the softmax and zero their weights after. "
             "Zeroing the NaN weights alone (torch.where after the softmax) still leaves NaN "
             "gradients with a float -inf mask. SingleHeadAttention: q_proj/k_proj/v_proj, "
             "attend, out_proj; batch_first=False means (seq, batch, d).",
-            "# scores (..., n, m) already scaled; attn_mask bool (True = blocked), float or None\n"
-            "if attn_mask is not None and attn_mask.dtype == torch.bool:\n"
-            "    scores = scores.masked_fill(attn_mask, float('-inf'))\n"
-            "elif attn_mask is not None:\n"
-            "    scores = scores + attn_mask\n"
+            "# scores (..., n, m): scaled, the blocked keys already at -inf\n"
             "all_blocked = torch.isneginf(scores).all(dim=-1, keepdim=True)   # (..., n, 1)\n"
-            "# neutralise the blocked rows *before* the softmax (no NaN, forward or backward),\n"
-            "# then give them zero weights\n"
-            "weights = scores.masked_fill(all_blocked, 0.0).softmax(dim=-1).masked_fill(all_blocked, 0.0)\n"
-            "# then: output = weights @ value. The module: unless batch_first, transpose(0, 1)\n"
-            "# on the way in and out; project, attend, out_proj.",
+            "# neutralise those rows *before* the softmax (no NaN, forward or backward), then\n"
+            "# give them zero weights\n"
+            "weights = scores.masked_fill(all_blocked, 0.0).softmax(dim=-1).masked_fill(all_blocked, 0.0)",
         ),
     ),
     Kata(
@@ -178,12 +172,9 @@ KATAS: tuple[Kata, ...] = (
             "so gluing axes needs a copy (view refuses, reshape copies when it must). "
             "Seq-first: fold batch and heads into one axis with the batch as the outer factor "
             "(row i*h + j = batch i, head j).",
-            "b, n, E = x.shape; h = num_heads; d = E // h         # x (b, n, E)\n"
-            "heads = x.view(b, n, h, d).transpose(1, 2)           # split_heads: (b, h, n, d)\n"
-            "merged = heads.transpose(1, 2).reshape(b, n, h * d)  # merge_heads: reshape, not view\n"
-            "# seq-first x_sf (n, b, E): cut the columns, fold (b, h) batch-major, tokens second\n"
-            "rows = x_sf.reshape(x_sf.size(0), x_sf.size(1) * h, d).transpose(0, 1)   # (b*h, n, d)\n"
-            "# merge_heads_seq_first undoes it: transpose back, then reshape to (n, b, h*d)",
+            "heads = x.view(b, n, h, d).transpose(1, 2)   # (b, n, E) -> (b, n, h, d) -> (b, h, n, d)\n"
+            "# merging: the same two steps backwards; after a transpose, reshape (view refuses).\n"
+            "# seq-first: the same cut of the columns, (b, h) folded batch-major: row i*h + j",
         ),
     ),
     Kata(
@@ -222,17 +213,9 @@ KATAS: tuple[Kata, ...] = (
             "Split into heads of width E // h (kata 02), scale by 1/sqrt(head_dim) - not "
             "1/sqrt(E) - softmax over the keys, dropout only in training, merge the heads, "
             "out_proj. Return per-head weights (b, h, n, m), not their mean.",
-            "# batch first here (unless batch_first, transpose(0, 1) on the way in and out):\n"
-            "b, n, E = query.shape; m = key.size(1); h = self.num_heads; d = E // h\n"
-            "w_q, w_k, w_v = self.in_proj_weight.chunk(3)\n"
-            "b_q, b_k, b_v = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)\n"
-            "q = F.linear(query, w_q, b_q).view(b, n, h, d).transpose(1, 2)   # (b, h, n, d)\n"
-            "k = F.linear(key, w_k, b_k).view(b, m, h, d).transpose(1, 2)     # (b, h, m, d)\n"
-            "v = F.linear(value, w_v, b_v).view(b, m, h, d).transpose(1, 2)   # (b, h, m, d)\n"
-            "weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)\n"
-            "weights = F.dropout(weights, self.dropout, training=self.training)\n"
-            "out = self.out_proj((weights @ v).transpose(1, 2).reshape(b, n, E))   # (b, n, E)\n"
-            "# return out, weights if need_weights else None",
+            "w_q, w_k, w_v = self.in_proj_weight.chunk(3)                      # (E, E) each, q first\n"
+            "q = F.linear(query, w_q, b_q).view(b, n, h, d).transpose(1, 2)   # (b, h, n, d); k, v alike\n"
+            "weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)   # (b, h, n, m), d = E // h",
         ),
     ),
     Kata(
@@ -264,17 +247,10 @@ KATAS: tuple[Kata, ...] = (
             "Padding is per batch element: expand (b, m) to batch-major rows (b*h, 1, m) - "
             "row i*h + j is batch i. Build every new tensor on the device of the masks you "
             "were given.",
-            "causal = torch.full((size, size), float('-inf'), device=device).triu(diagonal=1)\n"
-            "lengths = torch.as_tensor(lengths)\n"
-            "max_len = int(lengths.max()) if max_len is None else max_len\n"
-            "padded = torch.arange(max_len, device=lengths.device)[None, :] >= lengths[:, None]\n"
-            "# merge_masks, when neither mask is None (otherwise use the one there is, or None):\n"
-            "def additive(mask):   # bool -> 0 / -inf; float -> its values, in `dtype`\n"
-            "    if mask.dtype != torch.bool:\n"
-            "        return mask.to(dtype)\n"
-            "    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float('-inf'))\n"
-            "pad = additive(key_padding_mask).repeat_interleave(num_heads, dim=0).unsqueeze(1)   # (b*h, 1, m)\n"
-            "merged = additive(attn_mask) + pad   # broadcasts to (b*h, n, m)",
+            "padded = torch.arange(max_len, device=lengths.device)[None, :] >= lengths[:, None]   # (b, max_len)\n"
+            "pad = pad.repeat_interleave(num_heads, dim=0).unsqueeze(1)   # (b, m) -> (b*h, 1, m): row i*h + j\n"
+            "# causal: triu(diagonal=1) keeps the diagonal open. merge: both masks as additive\n"
+            "# floats in `dtype` (a float mask keeps its values), added: (b*h, n, m)",
         ),
     ),
     Kata(
@@ -305,15 +281,10 @@ KATAS: tuple[Kata, ...] = (
             "ones (1::2), interleaved, not in two halves; an odd d_model has one cos column "
             "fewer. Positions start at 0. Keep the table with register_buffer('pe', ...) and "
             "add pe[:seq] along the sequence axis of x (axis 0, or 1 with batch_first).",
-            "pos = torch.arange(max_len, dtype=torch.float64)[:, None]          # (max_len, 1)\n"
-            "two_i = torch.arange(0, d_model, 2, dtype=torch.float64)           # (ceil(d/2),)\n"
-            "angles = pos / base ** (two_i / d_model)                           # (max_len, ceil(d/2))\n"
-            "pe = torch.empty(max_len, d_model, dtype=torch.float64)\n"
-            "pe[:, 0::2] = angles.sin()\n"
-            "pe[:, 1::2] = angles[:, : d_model // 2].cos()\n"
-            "# __init__: self.register_buffer('pe', pe.to(torch.get_default_dtype()))\n"
-            "# forward: raise ValueError when seq > max_len; pe = self.pe[:seq].to(x.dtype),\n"
-            "#          unsqueeze(0) if batch_first else unsqueeze(1); return self.dropout(x + pe)",
+            "# pos (max_len, 1) = 0, 1, 2, ...; two_i (ceil(d/2),) = 0, 2, 4, ...; pe (max_len, d_model)\n"
+            "angles = pos / base ** (two_i / d_model)        # (max_len, ceil(d/2))\n"
+            "pe[:, 0::2] = angles.sin()                      # even columns\n"
+            "pe[:, 1::2] = angles[:, : d_model // 2].cos()   # odd columns: one fewer for an odd d_model",
         ),
     ),
     Kata(
@@ -389,11 +360,9 @@ KATAS: tuple[Kata, ...] = (
             "Cross-attention: Q "
             "and out run over tgt_len tokens, K and V over src_len. Parameters: four d x d "
             "weights plus four length-d biases. Memory: b*h*l*l elements of the dtype's size.",
-            "params = 4*d*d + (4*d if bias else 0)\n"
-            "cross  = 2*(2*n*b*d*d) + 2*(2*m*b*d*d) + 2*(2*b*n*m*d)   # n = tgt_len, m = src_len\n"
-            "mha    = 2*(2*l*b*d*d) + 2*(2*l*b*d*d) + 2*(2*b*l*l*d)   # cross-attention with n = m = l\n"
-            "layer  = mha + 2*(2*l*b*d*d_ff)                           # the two feed-forward linears\n"
-            "nbytes = b*h*l*l * torch.empty((), dtype=dtype).element_size()",
+            "proj = 2 * (l * b) * d * d              # one projection: (l*b, d) @ (d, d)\n"
+            "qk = b * h * (2 * l * (d // h) * l)     # Q Kᵀ: (l, d/h) @ (d/h, l) per batch and head\n"
+            "# weights @ V costs what Q Kᵀ costs; h cancels: qk == 2 * b * l * l * d",
         ),
     ),
     Kata(
@@ -466,6 +435,7 @@ KATAS: tuple[Kata, ...] = (
             "pe-wrong-axis",
             "positions-from-one",
             "pe-not-buffer",
+            "pe-dropout-rate",
             "final-norm-missing",
             "dropout-in-eval",
         ),
@@ -481,17 +451,12 @@ KATAS: tuple[Kata, ...] = (
             "position i sees only positions <= i. The generator returns raw logits. Greedy "
             "decoding feeds the growing prefix back in and reads only the last position; "
             "finished rows get pad_idx and the loop stops once every row has its eos.",
-            "x = self.positional_encoding(self.src_embed(src) * math.sqrt(self.d_model))\n"
-            "memory = self.encoder(x, src_key_padding_mask=src == self.pad_idx)\n"
-            "y, t = self.positional_encoding(self.tgt_embed(tgt) * math.sqrt(self.d_model)), tgt.size(1)\n"
-            "causal = torch.ones(t, t, dtype=torch.bool, device=tgt.device).triu(1)\n"
+            "# decode: y (b, t, d) is the embedded target, memory (b, s, d) the encoder's output\n"
+            "causal = torch.ones(t, t, dtype=torch.bool, device=tgt.device).triu(1)   # (t, t), True = blocked\n"
             "out = self.decoder(y, memory, tgt_mask=causal, tgt_key_padding_mask=tgt == self.pad_idx,\n"
-            "                   memory_key_padding_mask=src == self.pad_idx)\n"
-            "# greedy: ys = torch.full((b, 1), bos_idx); done = torch.zeros(b, dtype=torch.bool)\n"
-            "#   while ys.size(1) < max_len and not done.all():\n"
-            "#       nxt = model.generator(model.decode(ys, memory, src)[:, -1]).argmax(-1)\n"
-            "#       nxt = nxt.masked_fill(done, model.pad_idx); ys = torch.cat([ys, nxt[:, None]], 1)\n"
-            "#       done |= nxt == eos_idx",
+            "                   memory_key_padding_mask=src == self.pad_idx)      # (b, t, d)\n"
+            "# greedy, one step: nxt = model.generator(model.decode(ys, memory, src)[:, -1]).argmax(-1)\n"
+            "#                   nxt = nxt.masked_fill(done, model.pad_idx)   # (b,): finished rows pad",
         ),
     ),
     Kata(
@@ -529,14 +494,10 @@ KATAS: tuple[Kata, ...] = (
             "reshape. Mlp uses the exact GELU. DropPath draws one keep/drop per sample, shape "
             "(B, 1, 1, ...), divides the kept ones by 1 - p, and does nothing in eval mode. "
             "Block is Pre-LN: x = x + drop_path(attn(norm1(x))).",
-            "qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)\n"
-            "q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)            # (B, h, N, d) each\n"
-            "attn = self.attn_drop((q @ k.transpose(-2, -1) * self.scale).softmax(dim=-1))\n"
-            "x = self.proj_drop(self.proj((attn @ v).transpose(1, 2).reshape(B, N, C)))\n"
-            "# PatchEmbed: return self.proj(x).flatten(2).transpose(1, 2)\n"
-            "# DropPath (training, p > 0): keep = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1))\n"
-            "#     keep = keep.bernoulli_(1 - p); return x * keep / (1 - p)   # not when p == 1\n"
-            "# Block: x = x + self.drop_path(self.attn(self.norm1(x))); same with norm2 and mlp",
+            "qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads)   # q, k, v outermost\n"
+            "q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)                             # (B, h, N, d) each\n"
+            "# DropPath in training: one draw per sample, then x * keep / (1 - p)\n"
+            "keep = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(1 - p)  # (B, 1, 1)",
         ),
     ),
     Kata(
@@ -566,15 +527,10 @@ KATAS: tuple[Kata, ...] = (
             "s + t): new query i is position s + i, so it sees every cached key and the new "
             "keys up to its own - the causal mask is shifted right by s. Return the "
             "concatenated (k, v), unscaled, as the new cache.",
-            "q, k, v = (self._split_heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))\n"
-            "if cache is not None:\n"
-            "    k = torch.cat([cache[0], k], dim=2)   # (b, h, s + t, d)\n"
-            "    v = torch.cat([cache[1], v], dim=2)\n"
-            "s = k.size(2) - t\n"
-            "scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)   # (b, h, t, s + t)\n"
-            "blocked = torch.ones(t, s + t, dtype=torch.bool, device=x.device).triu(diagonal=s + 1)\n"
-            "weights = torch.softmax(scores.masked_fill(blocked, float('-inf')), dim=-1)\n"
-            "# merge the heads of weights @ v back to (b, t, E), out_proj, return (output, (k, v))",
+            "if cache is not None:   # k, v: (b, h, t, d), the new positions only\n"
+            "    k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)   # (b, h, s + t, d)\n"
+            "s = k.size(2) - t   # positions cached before this call\n"
+            "blocked = torch.ones(t, s + t, dtype=torch.bool, device=x.device).triu(diagonal=s + 1)   # (t, s + t)",
         ),
     ),
     Kata(
@@ -605,12 +561,9 @@ KATAS: tuple[Kata, ...] = (
             "put them back interleaved. Use the positions given: (n,) is shared by the batch, "
             "(b, n) has one row per batch element (add a heads axis to broadcast).",
             "pair = torch.arange(head_dim // 2, dtype=torch.float64, device=positions.device)\n"
-            "angles = positions.to(torch.float64)[..., None] * base ** (-2 * pair / head_dim)\n"
-            "# apply_rope: angles (n, d/2), or (b, 1, n, d/2) for (b, n) positions\n"
-            "cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)\n"
-            "x1, x2 = (x[..., 0::2], x[..., 1::2]) if interleaved else x.chunk(2, dim=-1)\n"
-            "y1, y2 = x1 * cos - x2 * sin, x1 * sin + x2 * cos\n"
-            "# interleaved: torch.stack((y1, y2), -1).flatten(-2); else torch.cat((y1, y2), -1)",
+            "angles = positions.to(torch.float64)[..., None] * base ** (-2 * pair / head_dim)   # (..., d/2), float64\n"
+            "# apply_rope: (n, d/2), or (b, 1, n, d/2) for (b, n) positions: add the heads axis\n"
+            "x1, x2 = (x[..., 0::2], x[..., 1::2]) if interleaved else x.chunk(2, dim=-1)   # (..., d/2) each",
         ),
     ),
     Kata(
@@ -645,17 +598,11 @@ KATAS: tuple[Kata, ...] = (
             "num_heads // num_kv_heads *consecutive* query heads (query head j reads kv head "
             "j // group): repeat_interleave on the head axis, not repeat. The rest is kata 01 "
             "attention: scale 1/sqrt(head_dim), bool mask True = blocked, is_causal blocks "
-            "keys after the query, a fully blocked row gets zero weights. The cache holds keys "
-            "and values: 2 * b * seq * layers * num_kv_heads * head_dim * bytes.",
-            "q = self.q_proj(x).view(b, n, h, d).transpose(1, 2)    # (b, h, n, d)\n"
-            "k = self.k_proj(x).view(b, n, kv, d).transpose(1, 2)   # (b, kv, n, d)\n"
-            "v = self.v_proj(x).view(b, n, kv, d).transpose(1, 2)\n"
+            "keys after the query, a fully blocked row gets zero weights. For the cache, count "
+            "what is stored per layer and per token: keys and values, for the kv heads only, "
+            "in the dtype's bytes - exact Python ints.",
+            "# k, v: (b, kv, n, d); query head j reads kv head j // (h // kv)\n"
             "k, v = k.repeat_interleave(h // kv, dim=1), v.repeat_interleave(h // kv, dim=1)  # (b, h, n, d)\n"
-            "scores = q @ k.transpose(-2, -1) / math.sqrt(d)\n"
-            "# bool mask: masked_fill(mask, -inf); float: + mask; is_causal: triu(ones, 1) -> -inf\n"
-            "blocked = torch.isneginf(scores).all(-1, keepdim=True)\n"
-            "w = torch.softmax(scores.masked_fill(blocked, 0), -1).masked_fill(blocked, 0)\n"
-            "return self.o_proj((w @ v).transpose(1, 2).reshape(b, n, h * d))\n"
             "# kv_cache_bytes: 2 * b * seq * layers * kv * (E // h) * dtype.itemsize",
         ),
     ),
@@ -683,24 +630,17 @@ KATAS: tuple[Kata, ...] = (
             "Forget blocks for a moment: how would you compute softmax(s) @ v in one pass over "
             "the keys, seeing each score once, if you may keep only a few numbers per query? "
             "What do you do when a later score is larger than every score so far?",
-            "Keep per query a running maximum m (start at -inf), a running sum l of exp(s - m) "
-            "and an accumulator acc of exp(s - m) @ v. For each key block: s = q @ k_blockᵀ / "
-            "sqrt(d) (b, h, n, B); m_new = max(m, s.max(-1)); rescale the old l and acc by "
-            "exp(m - m_new), add the block's exp(s - m_new) and its @ v_block. After the last "
-            "block: output = acc / l, lse = m + log(l). Causal: block key start + t when it is "
-            "greater than the query's index.",
-            "m = q.new_full((b, h, n, 1), float('-inf'))     # running maximum\n"
-            "l = q.new_zeros((b, h, n, 1))                   # running sum\n"
-            "acc = torch.zeros_like(q)                       # output accumulator\n"
-            "for start in range(0, k.size(-2), block_size):\n"
-            "    s = q @ k[..., start:start + block_size, :].transpose(-2, -1) / math.sqrt(d)\n"
-            "    # causal: s = s.masked_fill(key_index > query_index, -inf) with global indices\n"
-            "    m_new = torch.maximum(m, s.amax(-1, keepdim=True))\n"
-            "    p, alpha = torch.exp(s - m_new), torch.exp(m - m_new)\n"
-            "    l = alpha * l + p.sum(-1, keepdim=True)\n"
-            "    acc = alpha * acc + p @ v[..., start:start + block_size, :]\n"
-            "    m = m_new\n"
-            "return acc / l, (m + torch.log(l)).squeeze(-1)",
+            "The invariant: after each key block, l = Σ exp(s - m) and acc = Σ exp(s - m) v "
+            "over the keys seen so far, with m their largest score (start at -inf: exp(-inf) = "
+            "0 clears the empty start). A block that raises the maximum to m_new moves every "
+            "old term to the new maximum: multiply l and acc by exp(m - m_new), then add the "
+            "block's own exp(s - m_new) terms. After the last block: output = acc / l, lse = "
+            "m + log(l). Causal: block key start + t when it is greater than the query's index.",
+            "# one key block: s (b, h, n, B) scaled scores; m, l (b, h, n, 1); acc (b, h, n, d)\n"
+            "m_new = torch.maximum(m, s.amax(-1, keepdim=True))   # (b, h, n, 1)\n"
+            "alpha = torch.exp(m - m_new)                         # (b, h, n, 1): old terms to m_new\n"
+            "l = alpha * l + torch.exp(s - m_new).sum(-1, keepdim=True)\n"
+            "acc = alpha * acc + torch.exp(s - m_new) @ v_block   # (b, h, n, d)",
         ),
     ),
 )

@@ -650,8 +650,10 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "n = m = 32768 tokens with 32 heads in float16?",
             32 * 32768 * 32768 * 2 // GiB, INTEGER,
             "32 heads × 32768² scores × 2 bytes = 68,719,476,736 bytes = 64 GiB, for one layer "
-            "and one sequence. Flash attention holds one (n, block_size) block per head instead: "
-            "with block_size 128, 32 · 32768 · 128 · 2 bytes = 256 MiB."),
+            "and one sequence. This kata's loop holds one (n, block_size) block per head instead: "
+            "with block_size 128, 32 · 32768 · 128 · 2 bytes = 256 MiB. The GPU kernel also tiles "
+            "the queries: only B_r × B_c tiles sit in SRAM, while Q, K, V and O stream through "
+            "HBM."),
         Question(
             "A query's running maximum is 5; the next block's largest score is 7. By what factor "
             "are its running sum and its accumulator multiplied before the block's terms are added?",

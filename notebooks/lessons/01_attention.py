@@ -133,7 +133,8 @@ print("stable:", stable, "| torch.softmax:", big.softmax(-1))
 # Masking *after* the softmax is a classic mistake: zeroing a weight then leaves a row
 # that sums to less than 1. And a query whose keys are *all* blocked has a row of −∞, whose
 # softmax is 0/0 = NaN; this kata's contract gives such a query all-zero weights instead
-# (what `F.scaled_dot_product_attention` returns; `nn.MultiheadAttention` gives NaN there).
+# (what `F.scaled_dot_product_attention` returns; `nn.MultiheadAttention` gives NaN there
+# with its default `need_weights=True`, and zeros with `need_weights=False`).
 
 # %%
 row = torch.tensor([[2.0, 1.0, 0.5, -1.0]])                 # one query, four keys: (1, 4)

@@ -65,7 +65,8 @@ print("float32 angle error at 10^6, in float32 steps:",
 # %% [markdown]
 # ## 3. Which features form a pair
 #
-# Two conventions, equally common:
+# Two conventions, both in wide use (rotate-half in Hugging Face checkpoints; interleaved
+# in Meta's original Llama code and GPT-J):
 #
 # | convention | pair i | code |
 # |---|---|---|

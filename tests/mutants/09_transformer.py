@@ -66,6 +66,20 @@ MUTANTS = [
                 '        self.pe = nn.Parameter(table.to(torch.get_default_dtype()))')],
     ),
     Mutant(
+        'pe-dropout-rate',
+        why="kata 05's module built with its default rate, PositionalEncoding(d_model, "
+            "max_len=max_len), instead of the model's dropout.",
+        edits=[("        self.positional_encoding = PositionalEncoding(d_model, dropout, max_len)",
+                "        self.positional_encoding = PositionalEncoding(d_model, max_len=max_len)")],
+    ),
+    Mutant(
+        'pe-dropout-rate',
+        variant='none',
+        why='the positional encoding returns x + pe, with no dropout at all.',
+        edits=[(PE_FORWARD,
+                "        return x + self.pe[:seq_len].to(x.dtype).unsqueeze(0)\n")],
+    ),
+    Mutant(
         'dropout-in-eval',
         why='the positional dropout is F.dropout, whose training flag defaults to True.',
         edits=[(PE_FORWARD,
