@@ -333,9 +333,9 @@ def test_interview_questions_agree_with_pytorch():
 def test_staple_questions_agree_with_pytorch():
     """The staple follow-ups of 08-14 that the quizzes answer (issue 17), each answer checked
     by running PyTorch or the reference: cross-attention keys and values depend on the
-    memory only, a decoder-only block is an encoder layer, greedy vs beam search, RoPE with a
-    cache, why values are not rotated, MQA vs GQA under tensor parallelism, what the
-    backward pass of flash attention keeps."""
+    memory only, a decoder-only block is an encoder layer, greedy vs beam search, ViT's
+    attention cost at a higher resolution, RoPE with a cache, why values are not rotated,
+    MQA vs GQA under tensor parallelism, what the backward pass of flash attention keeps."""
     # 08: cross-attention over a longer target prefix leaves the earlier rows unchanged:
     # its keys and values come from the memory alone, so they can be computed once
     torch.manual_seed(0)
@@ -367,6 +367,13 @@ def test_staple_questions_agree_with_pytorch():
         _prompt("09", "beam width 2") - 1].prompt
     assert _answer("09", "beam width 2") == pytest.approx(beams[0][1]) and beams[0][0][0] == "B"
     assert _answer("09", "teacher forcing") == "exposure bias; scheduled sampling"
+    # 10: the score matrix at 384 against 224, class token included
+    with torch.device("meta"):
+        conv = nn.Conv2d(3, 768, 16, stride=16)
+        tokens = [conv(torch.empty(1, 3, side, side)).flatten(2).shape[-1] + 1 for side in (224, 384)]
+    assert tokens == [197, 577]
+    assert _answer("10", "384 × 384") == pytest.approx((tokens[1] / tokens[0]) ** 2)
+    assert round(_answer("10", "384 × 384"), 2) == 8.58 and round(tokens[1] / tokens[0], 2) == 2.93
     # 11 and 12: with a cache, the new token is rotated at position past_len and its key
     # stored rotated; rotating it as position 0 gives other scores
     rope = _load_solution(registry.get("12"))

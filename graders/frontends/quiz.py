@@ -520,8 +520,8 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "priors are cutting the image into patches and resizing the position embeddings "
             "for a new resolution: it must learn spatial structure from data. In the ViT paper, "
             "pre-training on ImageNet-21k (14 M images) makes it comparable to ResNets and "
-            "JFT-300M makes it better. DeiT (Touvron et al., 2021) reaches convnet accuracy on "
-            "ImageNet-1k alone with strong augmentation (RandAugment, Mixup, CutMix, random "
+            "JFT-300M makes it better. DeiT (Touvron et al., 2021) is competitive with convnets "
+            "on ImageNet-1k alone, with strong augmentation (RandAugment, Mixup, CutMix, random "
             "erasing), stochastic depth (this kata's DropPath) and distillation from a convnet "
             "teacher through an extra distillation token.",
             choices=("attention is numerically unstable on pixels; float64 fixes it",
@@ -530,6 +530,17 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                      "learns them from data: more pre-training data, or DeiT's augmentation "
                      "and distillation",
                      "it has far fewer parameters than the ResNet")),
+        Question(
+            "ViT-B/16 is fine-tuned at 384 × 384 instead of 224 × 224. By what factor grows "
+            "each layer's attention score matrix, the class token included?",
+            ((patch_count(384, 384, 16) + 1) / (patch_count(224, 224, 16) + 1)) ** 2, NUMBER,
+            "Tokens: 24 · 24 + 1 = 577 instead of 14 · 14 + 1 = 197. The scores are tokens × "
+            "tokens, so they grow by (577 / 197)² ≈ 8.58, while the linear layers and the "
+            "activations grow with the token count only, ≈ 2.93. Halving the patch size does "
+            "the same as doubling the side of the image: 4 times the tokens, 16 times the "
+            "scores. That is why high-resolution ViTs turn to windowed attention (Swin) or "
+            "memory-efficient kernels.",
+            rel_tolerance=0.01),
     ),
     "11_kv_cache": (
         Question(
@@ -694,9 +705,9 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "Exposure bias: the model is trained on gold prefixes only, so at inference one "
             "early mistake leads it into prefixes it has never seen, and errors compound. "
             "Scheduled sampling (Bengio et al., 2015) feeds the model its own predictions "
-            "instead of the gold tokens with a probability that grows during training; a "
-            "Transformer, which computes every position at once from the gold prefix, needs a "
-            "second decoder pass for it. Free running, always feeding the model's own output "
+            "instead of the gold tokens with a probability that grows during training; for a "
+            "Transformer, which computes every position at once from the gold prefix, it is "
+            "usually done with a second decoder pass. Free running, always feeding the model's own output "
             "while training, is slow and unstable, so teacher forcing stays the default.",
             choices=("exposure bias; scheduled sampling",
                      "overfitting; more dropout",
