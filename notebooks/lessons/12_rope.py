@@ -243,7 +243,8 @@ schemes = {  # name: (angle per position while training, angle per position at t
     "trained with base 500,000": (frequencies(500000.0), frequencies(500000.0)),
 }
 for name, (w_trained, w_target) in schemes.items():
-    seen = torch.where(trained * w_trained < 2 * math.pi, trained * w_trained, math.inf)  # a full turn: all seen
+    reached = trained * w_trained                                       # the largest angle in training
+    seen = torch.where(reached < 2 * math.pi, reached, math.inf)         # a full turn: every angle seen
     overshoot = target * w_target / seen                                  # > 1: beyond anything seen
     unseen = int((overshoot > 1 + 1e-9).sum())
     print(f"{name:35}: pair 0 {w_target[0]:.3f} rad per position; slowest pair "

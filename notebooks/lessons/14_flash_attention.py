@@ -204,7 +204,7 @@ plt.close(fig)
 # Q and O move once while K and V are re-read per query block.
 
 # %%
-sram = 192 * 1024 // 2                                                  # A100: 192 KB per SM, in float16 numbers
+sram = 192 * 1024 // 2                                                  # A100: 192 KB per SM, as float16s
 head_d = 64
 block_c = math.ceil(sram / (4 * head_d))                                # FA1's B_c = ceil(M / 4d)
 block_r = min(block_c, head_d)                                          # B_r = min(ceil(M / 4d), d)
@@ -212,7 +212,7 @@ tiles = block_r * head_d * 2 + block_c * head_d * 2 + block_r * block_c  # Q_i, 
 print(f"M = {sram} numbers, d = {head_d}: B_c = {block_c}, B_r = {block_r}; "
       f"tiles {tiles} numbers, fit in SRAM: {tiles <= sram}")
 for length in (1024, 4096, 16384):
-    standard = 4 * length * head_d + 4 * length * length               # read Q, K, V; S and P written and read; O
+    standard = 4 * length * head_d + 4 * length * length               # Q, K, V, O; S and P, each twice
     key_blocks = math.ceil(length / block_c)
     fa1 = 2 * length * head_d + key_blocks * length * (3 * head_d + 4)  # K, V once; Q, O, l, m per K/V block
     print(f"N = {length:5d}: matmul FLOPs {4 * length * length * head_d:.3e} for both; HBM numbers moved: "
