@@ -330,6 +330,89 @@ def test_interview_questions_agree_with_pytorch():
     assert _answer("07", "7·10⁹ parameters") == pytest.approx(6 * 7e9 * 1e12)
 
 
+def test_staple_questions_agree_with_pytorch():
+    """The staple follow-ups of 08-14 that the quizzes answer (issue 17), each answer checked
+    by running PyTorch or the reference: cross-attention keys and values depend on the
+    memory only, a decoder-only block is an encoder layer, greedy vs beam search, ViT's
+    attention cost at a higher resolution, RoPE with a cache, why values are not rotated,
+    MQA vs GQA under tensor parallelism, what the backward pass of flash attention keeps."""
+    # 08: cross-attention over a longer target prefix leaves the earlier rows unchanged:
+    # its keys and values come from the memory alone, so they can be computed once
+    torch.manual_seed(0)
+    cross = nn.MultiheadAttention(16, 2, batch_first=True)
+    memory, target = torch.randn(1, 30, 16), torch.randn(1, 50, 16)
+    with torch.no_grad():
+        whole = cross(target, memory, memory)[0]
+        assert torch.allclose(cross(target[:, :7], memory, memory)[0], whole[:, :7], atol=1e-6)
+    assert _answer("08", "50 tokens") == "once for the source, then reused at every step"
+    # 08: a decoder-only block = the decoder layer minus the cross-attention and its norm
+    with torch.device("meta"):
+        decoder_layer = nn.TransformerDecoderLayer(512, 8, dim_feedforward=2048)
+        encoder_layer = nn.TransformerEncoderLayer(512, 8, dim_feedforward=2048)
+    count = lambda module: sum(p.numel() for p in module.parameters())  # noqa: E731
+    without_cross = count(decoder_layer) - count(decoder_layer.multihead_attn) - count(decoder_layer.norm2)
+    assert _answer("08", "decoder-only") == without_cross == count(encoder_layer) == 3_152_384
+    # 09: greedy vs beam search of width 2 on the question's two-step model
+    steps = {(): {"A": 0.6, "B": 0.4}, ("A",): {"x": 0.3, "y": 0.25, "z": 0.25, "w": 0.2},
+             ("B",): {"x": 0.9, "y": 0.1}}
+    greedy, p_greedy = (), 1.0
+    for _ in range(2):
+        token, p = max(steps[greedy].items(), key=lambda item: item[1])
+        greedy, p_greedy = greedy + (token,), p_greedy * p
+    beams = [((), 1.0)]
+    for _ in range(2):
+        extended = [(prefix + (t,), p * q) for prefix, p in beams for t, q in steps[prefix].items()]
+        beams = sorted(extended, key=lambda beam: beam[1], reverse=True)[:2]
+    assert p_greedy == pytest.approx(0.18) and "0.18" in quiz_module.questions("09")[
+        _prompt("09", "beam width 2") - 1].prompt
+    assert _answer("09", "beam width 2") == pytest.approx(beams[0][1]) and beams[0][0][0] == "B"
+    assert _answer("09", "teacher forcing") == "exposure bias; scheduled sampling"
+    # 10: the score matrix at 384 against 224, class token included
+    with torch.device("meta"):
+        conv = nn.Conv2d(3, 768, 16, stride=16)
+        tokens = [conv(torch.empty(1, 3, side, side)).flatten(2).shape[-1] + 1 for side in (224, 384)]
+    assert tokens == [197, 577]
+    assert _answer("10", "384 × 384") == pytest.approx((tokens[1] / tokens[0]) ** 2)
+    assert round(_answer("10", "384 × 384"), 2) == 8.58 and round(tokens[1] / tokens[0], 2) == 2.93
+    # 11 and 12: with a cache, the new token is rotated at position past_len and its key
+    # stored rotated; rotating it as position 0 gives other scores
+    rope = _load_solution(registry.get("12"))
+    q, k = torch.randn(1, 1, 6, 8, dtype=torch.float64), torch.randn(1, 1, 6, 8, dtype=torch.float64)
+    full = rope.apply_rope(q) @ rope.apply_rope(k).mT                     # (1, 1, 6, 6)
+    cache = rope.apply_rope(k[:, :, :5])                                  # positions 0-4, rotated
+    for position, agrees in ((5, True), (0, False)):
+        at = torch.tensor([position])
+        keys = torch.cat([cache, rope.apply_rope(k[:, :, 5:], at)], dim=2)
+        step = rope.apply_rope(q[:, :, 5:], at) @ keys.mT
+        assert torch.allclose(step[0, 0, 0], full[0, 0, 5]) == agrees
+    assert _answer("11", "5 tokens in its cache").startswith("its query and key are rotated as position 5")
+    # 12: rotating the values too makes the output depend on absolute positions
+    v = torch.randn(1, 1, 6, 8, dtype=torch.float64)
+
+    def attend(offset, rotate_values):
+        at = torch.arange(6) + offset
+        weights = (rope.apply_rope(q, at) @ rope.apply_rope(k, at).mT / 8 ** 0.5).softmax(-1)
+        return weights @ (rope.apply_rope(v, at) if rotate_values else v)
+
+    assert torch.allclose(attend(0, False), attend(100, False))
+    assert not torch.allclose(attend(0, True), attend(100, True))
+    assert _answer("12", "Why not the values").startswith("position should enter only the scores")
+    # 13: per GPU under 8-way tensor parallelism, MQA's replicated head = GQA-8's one head each
+    with torch.device("meta"):
+        def per_gpu_mib(kv_heads):
+            heads_per_gpu = max(1, kv_heads // 8)                         # MQA: a copy on every GPU
+            cache = torch.empty(80, 2, 1, heads_per_gpu, 4096, 128, dtype=torch.float16)
+            return cache.nbytes / 2**20
+
+        assert _answer("13", "tensor parallelism") == per_gpu_mib(1) == per_gpu_mib(8) == 160
+        assert per_gpu_mib(64) == 8 * 160 and 8 * per_gpu_mib(8) / 1024 == 1.25
+    # 14: the weights, recomputed from lse, are exactly the softmax
+    scores = torch.randn(5, 7, dtype=torch.float64)
+    lse = torch.logsumexp(scores, -1)
+    assert torch.allclose(torch.exp(scores - lse[:, None]), scores.softmax(-1))
+    assert _answer("14", "backward pass") == "the output and lse; each block of the weights is recomputed"
+
+
 # --- check() without a kernel ---
 
 def test_check_prints_a_plain_table_and_never_raises_on_wrong_code(capsys):

@@ -263,6 +263,89 @@ def test_training_cost_rules_of_thumb():
     assert parameters == pytest.approx(12 * 512**2, rel=0.01)
 
 
+# --- the staple follow-ups the lessons answer (issue 17) ---
+
+def test_lesson_09_shifted_labels_ignore_index_and_label_smoothing():
+    """Labels are tgt[:, 1:]; ignore_index averages over the real labels only; label
+    smoothing aims at 1 - eps on the right token plus eps / V on every token."""
+    lesson = text_of("notebooks/lessons/09_transformer.py")
+    assert "`tgt[:, 1:]`" in lesson and "ignore_index=pad" in lesson and "label_smoothing=0.1" in lesson
+    torch.manual_seed(0)
+    logits, labels = torch.randn(8, 12), torch.tensor([9, 4, 5, 2, 7, 2, 0, 0])  # pad = 0
+    real = labels != 0
+    ignored = nn.CrossEntropyLoss(ignore_index=0)(logits, labels)
+    assert torch.allclose(ignored, nn.functional.cross_entropy(logits[real], labels[real]))
+    target = torch.full((8, 12), 0.1 / 12).scatter_add(1, labels[:, None], torch.full((8, 1), 0.9))
+    smoothed = nn.functional.cross_entropy(logits, labels, label_smoothing=0.1)
+    assert torch.allclose(smoothed, -(target * logits.log_softmax(-1)).sum(-1).mean())
+
+
+def test_lesson_10_vit_without_positions_is_permutation_equivariant():
+    assert "permutation-equivariant" in text_of("notebooks/lessons/10_vit.py")
+    torch.manual_seed(0)
+    block = nn.TransformerEncoderLayer(16, 2, 64, 0.0, "gelu", 1e-6, batch_first=True, norm_first=True)
+    tokens, shuffle = torch.randn(2, 24, 16), torch.randperm(24)
+    positions = 0.02 * torch.randn(1, 24, 16)
+    with torch.no_grad():
+        assert torch.allclose(block(tokens)[:, shuffle], block(tokens[:, shuffle]), atol=1e-5)
+        assert not torch.allclose(block(tokens + positions)[:, shuffle],
+                                  block(tokens[:, shuffle] + positions), atol=1e-5)
+    grid = torch.randn(1, 768, 14, 14)
+    resized = nn.functional.interpolate(grid, size=(24, 24), mode="bicubic", align_corners=False)
+    assert resized.flatten(2).shape == (1, 768, 576)
+
+
+def test_lesson_11_decode_is_memory_bound_and_prefill_compute_bound():
+    lesson = text_of("notebooks/lessons/11_kv_cache.py")
+    assert "1,979 TFLOP/s" in lesson and "3.35 TB/s" in lesson and "about 1 FLOP per byte" in lesson
+    ridge, d = 1979e12 / 2 / 3.35e12, 4096
+
+    def intensity(tokens):  # (tokens, d) @ (d, d) in bfloat16: weight, input and output moved
+        return 2 * tokens * d * d / (2 * (d * d + 2 * tokens * d))
+
+    assert round(ridge) == 295 and round(intensity(1), 1) == 1.0
+    assert intensity(64) < ridge < intensity(4096)
+    assert 4 * 4096 * d / (2 * 2 * 4096 * d) == 1.0  # attention over the cache: any batch
+
+
+def test_lesson_12_long_context_scalings():
+    """Position interpolation keeps every angle in the trained range; NTK-aware scaling
+    keeps pair 0 and slows the last pair by exactly s."""
+    lesson = text_of("notebooks/lessons/12_rope.py")
+    assert "base · s^(d/(d−2))" in lesson and "500,000" in lesson and "past_len + arange(t)" in lesson
+    d, s = 128, 8
+    i = torch.arange(d // 2, dtype=torch.float64)
+    w, w_ntk = 10000.0 ** (-2 * i / d), (10000.0 * s ** (d / (d - 2))) ** (-2 * i / d)
+    assert w_ntk[0] == w[0] == 1.0 and torch.isclose(w[-1] / w_ntk[-1], torch.tensor(8.0, dtype=torch.float64))
+    assert ((w / w_ntk)[1:-1] < s).all() and ((w / w_ntk)[1:] > 1).all()
+    assert int((2 * math.pi / w > 4096).sum()) == 18  # the pairs that never finish a turn in 4096
+
+
+def test_lesson_14_flash_attention_tiles_io_and_backward():
+    lesson = text_of("notebooks/lessons/14_flash_attention.py")
+    assert "B_c = ⌈M / 4d⌉" in lesson and "Θ(N² d² / M)" in lesson and "exp(S − lse)" in lesson
+    sram, d = 192 * 1024 // 2, 64
+    block_c = math.ceil(sram / (4 * d))
+    block_r = min(block_c, d)
+    assert (block_c, block_r) == (384, 64)
+    assert 2 * block_r * d + 2 * block_c * d + block_r * block_c <= sram
+    for n in (1024, 4096, 16384):
+        standard = 4 * n * d + 4 * n * n
+        fa1 = 2 * n * d + math.ceil(n / block_c) * n * (3 * d + 4)
+        assert 6 < standard / fa1 < 8
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(32, 8, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    scores = q @ k.mT / 8 ** 0.5
+    out = scores.softmax(-1) @ v
+    grad_out = torch.randn(32, 8, dtype=torch.float64)
+    out.backward(grad_out)
+    with torch.no_grad():
+        p = torch.exp(q @ k.mT / 8 ** 0.5 - torch.logsumexp(scores, -1, keepdim=True))
+        ds = p * (grad_out @ v.mT - (grad_out * out).sum(-1, keepdim=True))
+        assert torch.allclose(p.mT @ grad_out, v.grad)
+        assert torch.allclose(ds @ k / 8 ** 0.5, q.grad) and torch.allclose(ds.mT @ q / 8 ** 0.5, k.grad)
+
+
 # --- the catalogue's wording ---
 
 def test_non_contiguous_view_explanation_is_precise():

@@ -494,6 +494,53 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             choices=("it becomes x[i] / 0.75, every element", "it stays x[i]",
                      "it becomes 0.75 · x[i]",
                      "each of its elements is zeroed or divided by 0.75 on its own draw")),
+        Question(
+            "ViT prepends a learned class token to the patch tokens and feeds its final state "
+            "to the classification head. Why, and what is the usual alternative?",
+            "B", CHOICE,
+            "The class token is the same learned vector for every image (BERT's [CLS]): "
+            "through attention it reads every patch, and its output after the final norm is "
+            "the image's feature. It carries no label and is not needed for attention. The "
+            "alternative is global average pooling of the patch tokens' outputs: the ViT "
+            "paper finds both work about equally well once the learning rate is tuned for "
+            "each, and timm offers both (global_pool='token' or 'avg'). With average pooling "
+            "and no position embeddings, the model's prediction would not change at all if the "
+            "patches were shuffled (lesson section 8).",
+            choices=("it carries the image's label into the encoder",
+                     "it gives the head one token that gathers the whole image by attention; "
+                     "averaging the patch tokens works about as well",
+                     "attention cannot be computed without it",
+                     "it stores the image's size, so that any resolution works")),
+        Question(
+            "Trained from scratch on ImageNet-1k (1.3 M images) without strong regularisation, "
+            "ViT-B/16 ends a few points below a ResNet of similar size. Why, and what closed "
+            "the gap?",
+            "C", CHOICE,
+            "A convolution builds locality and translation equivariance in. ViT's only 2-D "
+            "priors are cutting the image into patches and resizing the position embeddings "
+            "for a new resolution: it must learn spatial structure from data. In the ViT paper, "
+            "pre-training on ImageNet-21k (14 M images) makes it comparable to ResNets and "
+            "JFT-300M makes it better. DeiT (Touvron et al., 2021) is competitive with convnets "
+            "on ImageNet-1k alone, with strong augmentation (RandAugment, Mixup, CutMix, random "
+            "erasing), stochastic depth (this kata's DropPath) and distillation from a convnet "
+            "teacher through an extra distillation token.",
+            choices=("attention is numerically unstable on pixels; float64 fixes it",
+                     "its patches lose the colour information",
+                     "it lacks a convolution's locality and translation equivariance and "
+                     "learns them from data: more pre-training data, or DeiT's augmentation "
+                     "and distillation",
+                     "it has far fewer parameters than the ResNet")),
+        Question(
+            "ViT-B/16 is fine-tuned at 384 × 384 instead of 224 × 224. By what factor grows "
+            "each layer's attention score matrix, the class token included?",
+            ((patch_count(384, 384, 16) + 1) / (patch_count(224, 224, 16) + 1)) ** 2, NUMBER,
+            "Tokens: 24 · 24 + 1 = 577 instead of 14 · 14 + 1 = 197. The scores are tokens × "
+            "tokens, so they grow by (577 / 197)² ≈ 8.58, while the linear layers and the "
+            "activations grow with the token count only, ≈ 2.93. Halving the patch size does "
+            "the same as doubling the side of the image: 4 times the tokens, 16 times the "
+            "scores. That is why high-resolution ViTs turn to windowed attention (Swin) or "
+            "memory-efficient kernels.",
+            rel_tolerance=0.01),
     ),
     "11_kv_cache": (
         Question(
@@ -529,6 +576,21 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "(to average), so those are kept.",
             choices=("queries are larger than keys", "queries change at every step",
                      "past queries are never used again", "queries are recomputed from the values")),
+        Question(
+            "A model with RoPE (kata 12) has 5 tokens in its cache and decodes the next one. "
+            "Which is right?",
+            "C", CHOICE,
+            "A token's position is the number of tokens before it, the cache length: "
+            "positions = past_len + arange(t), here 5. Its key is rotated once, by its own "
+            "position, and stored rotated: every later query, rotated by its own position, "
+            "meets it at the right relative angle, so nothing in the cache is ever touched "
+            "again. Rotating the new token as position 0 gives wrong scores without any "
+            "error; storing keys unrotated works but rotates the whole cache again at every "
+            "step. Kata 12's lesson shows both.",
+            choices=("its query and key are rotated as position 0, the first of this step",
+                     "its key is stored unrotated, and the cache is rotated once more at every step",
+                     "its query and key are rotated as position 5, and its key is stored rotated",
+                     "only its query is rotated: cached keys carry no position")),
     ),
     "12_rope": (
         Question(
@@ -563,6 +625,20 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "computing it in float32 costs a step or more, which is why the angles are computed "
             "in float64 and rounded once.",
             rel_tolerance=0.01),
+        Question(
+            "RoPE rotates the queries and the keys. Why not the values too?",
+            "B", CHOICE,
+            "Two tokens meet only in the score q_m · k_n, and rotating both makes it depend "
+            "on m − n alone. The values are not compared, only averaged with the weights: a "
+            "value rotated by its own angle nθ would bring the key's absolute position into "
+            "the output, so moving the whole sequence 100 positions on would change the output "
+            "— the very property RoPE is built to have would be lost. Rotations keep norms and "
+            "do not touch the weights, so neither is the reason.",
+            choices=("the values have no pairs of features to rotate",
+                     "position should enter only the scores, as m − n; rotated values would "
+                     "carry absolute positions into the output",
+                     "rotating the values would change their norms",
+                     "the attention weights would no longer sum to 1")),
     ),
     "09_transformer": (
         Question(
@@ -607,6 +683,36 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
                      "it runs, but learning stalls; greedy decoding picks the same tokens",
                      "it trains exactly as with logits",
                      "the argmax changes, so greedy decoding picks other tokens")),
+        Question(
+            "Decoding two tokens: the first is A with probability 0.6 or B with 0.4. After A "
+            "the likeliest second token has probability 0.3, after B 0.9. Greedy decoding "
+            "returns a sequence of probability 0.6 · 0.3 = 0.18. Which probability has the "
+            "sequence that beam search with beam width 2 returns?",
+            round(0.4 * 0.9, 6), NUMBER,
+            "Beam search keeps the 2 best prefixes, A (0.6) and B (0.4), extends both and "
+            "ranks the results: B followed by its 0.9 token, 0.4 · 0.9 = 0.36, twice what "
+            "greedy found. Greedy (a beam of width 1) commits to the locally best token and "
+            "never reconsiders. Beam search ranks by the sum of log-probabilities, which "
+            "favours short outputs (each extra token adds a negative term), so it divides by a "
+            "length penalty, GNMT's ((5 + |Y|) / 6)^α; the original Transformer used beam "
+            "width 4 and α = 0.6.",
+            rel_tolerance=0.01),
+        Question(
+            "Trained with teacher forcing, the decoder always reads the true previous tokens; "
+            "at inference it reads its own. What is this mismatch called, and what is a "
+            "remedy?",
+            "A", CHOICE,
+            "Exposure bias: the model is trained on gold prefixes only, so at inference one "
+            "early mistake leads it into prefixes it has never seen, and errors compound. "
+            "Scheduled sampling (Bengio et al., 2015) feeds the model its own predictions "
+            "instead of the gold tokens with a probability that grows during training; for a "
+            "Transformer, which computes every position at once from the gold prefix, it is "
+            "usually done with a second decoder pass. Free running, always feeding the model's own output "
+            "while training, is slow and unstable, so teacher forcing stays the default.",
+            choices=("exposure bias; scheduled sampling",
+                     "overfitting; more dropout",
+                     "label bias; label smoothing",
+                     "vanishing gradients; a larger learning rate")),
     ),
     "13_gqa": (
         Question(
@@ -643,6 +749,21 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "attention; GQA is everything in between.",
             choices=("num_kv_heads = 1", "num_kv_heads = num_heads",
                      "num_kv_heads = num_heads / 2", "num_heads = 1")),
+        Question(
+            "Llama-2-70B (80 layers, 64 query heads of width 128, float16) is served on 8 GPUs "
+            "with tensor parallelism, 8 query heads per GPU. With multi-query attention, the "
+            "single key/value head is needed by every GPU, so each holds a copy. How many MiB "
+            "of KV cache does each GPU hold for one 4096-token sequence?",
+            gqa_kv_cache_bytes(1, 4096, 80, 1, 128, 2) / MiB, NUMBER,
+            "One kv head: 2 × 4096 × 80 × 128 × 2 bytes = 160 MiB, on every GPU. With 8 kv "
+            "heads (GQA-8), the cache is 1.25 GiB in all but splits evenly, one kv head per "
+            "GPU: 160 MiB each as well (multi-head attention: 1.25 GiB each). So under 8-way "
+            "tensor parallelism MQA saves no memory per GPU over GQA-8, while it costs "
+            "quality: Ainslie et al. (2023) report that MQA can degrade quality and make "
+            "training unstable, and that GQA-8 comes close to multi-head quality at close to "
+            "MQA's speed. That is the usual answer to \"why 8 kv heads\"; the Llama 2 paper "
+            "itself only says GQA improves inference scalability.",
+            rel_tolerance=0.01),
     ),
     "14_flash_attention": (
         Question(
@@ -681,6 +802,18 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "block sets it to the row's true maximum, and α = exp(−inf) = 0 wipes the empty "
             "start.",
             choices=("0", "-inf", "1")),
+        Question(
+            "What does FlashAttention keep from the forward pass for the backward pass?",
+            "D", CHOICE,
+            "The gradients need the weights P, but storing them would bring back the n × m "
+            "matrix. FlashAttention keeps the output O and lse, n numbers per head, and "
+            "recomputes each block of P exactly as exp(S − lse) from Q and a block of K "
+            "(lesson section 8). The scores are computed twice, yet the backward pass moves "
+            "far fewer bytes.",
+            choices=("the n × m weights, written to HBM",
+                     "nothing: the backward pass reruns the whole forward pass first",
+                     "only the running maximum of each query",
+                     "the output and lse; each block of the weights is recomputed")),
     ),
     "08_decoder_layer": (
         Question(
@@ -715,6 +848,34 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             "padding. Their attention weights are all zero by this repository's contract (the "
             "attention output is out_proj's bias), never NaN. Right-padding never does this: "
             "key 0 is always real."),
+        Question(
+            "At inference the model generates 50 tokens for one source sentence of 30 tokens. "
+            "How often must each decoder layer project the memory into its cross-attention's "
+            "keys and values?",
+            "D", CHOICE,
+            "The cross-attention's keys and values are memory · W_k and memory · W_v: they "
+            "depend on the source and the layer's weights, never on the tokens generated so "
+            "far. Compute them once per layer after encoding and reuse them at every step "
+            "(Hugging Face keeps them in the cache beside the self-attention's keys and "
+            "values); only the self-attention's keys and values grow, one row per new token. "
+            "Recomputing them at each of the 50 steps does the same projection 50 times.",
+            choices=("once per generated token, 50 times",
+                     "never: the memory itself serves as keys and values",
+                     "once per token of the source, 30 times",
+                     "once for the source, then reused at every step")),
+        Question(
+            "A GPT-style decoder-only block is this layer without the cross-attention (and "
+            "its LayerNorm): masked self-attention and the feed-forward. How many parameters "
+            "has it with d_model 512, 8 heads and dim_feedforward 2048?",
+            encoder_layer_parameters(512, 2048), INTEGER,
+            "3,152,384: the decoder layer's 4,204,032 minus the cross-attention (1,050,624) "
+            "and its LayerNorm (1,024) — exactly kata 06's encoder layer, run with a causal "
+            "mask. With no encoder there is no memory to attend to: the prompt and the "
+            "continuation are one sequence, and the causal mask alone lets each position "
+            "read everything before it, the prompt included. An encoder–decoder reads the "
+            "source bidirectionally in its own stack, which suits tasks with a distinct input "
+            "and output such as translation; a decoder-only model uses one stack for both and "
+            "one objective, next-token prediction, on any text."),
     ),
 }
 

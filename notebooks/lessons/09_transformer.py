@@ -162,5 +162,51 @@ with torch.no_grad():
         if finished.all():
             break
 
+# %% [markdown]
+# ## 6. Training: shift the target, ignore the padding, smooth the labels
+#
+# Teacher forcing feeds the decoder the target *shifted right* and scores it against the
+# target *shifted left*. For a row `[bos, y1, y2, y3, eos]` the decoder input is
+# `tgt[:, :-1]` = `[bos, y1, y2, y3]` and the labels are `tgt[:, 1:]` = `[y1, y2, y3, eos]`:
+# position i has read bos, y1 … yᵢ (the causal mask stops it there) and must predict
+# yᵢ₊₁. Padded labels must not count: `nn.CrossEntropyLoss(ignore_index=pad_idx)` drops
+# them from the sum *and* from the count it averages over. Without it, every pad becomes a
+# target the model is trained to predict.
+#
+# The original Transformer also trains with label smoothing, ε = 0.1: PyTorch's
+# `label_smoothing=0.1` aims at 1 − ε on the right token plus ε/V on each of the V tokens
+# (the right one included). A nearly one-hot prediction is then punished, the model is kept
+# from ever more confident logits; the paper reports worse perplexity but better accuracy
+# and BLEU.
+
+# %%
+import torch.nn.functional as F
+
+bos, eos = 1, 2
+batch = torch.tensor([[bos, 9, 4, 5, eos], [bos, 7, eos, pad, pad]])       # (b=2, t+1=5)
+decoder_input, labels = batch[:, :-1], batch[:, 1:]                       # (2, 4) each
+print("decoder input:", decoder_input.tolist())
+print("labels:       ", labels.tolist())
+torch.manual_seed(0)
+logits = torch.randn(2, 4, tgt_vocab)                                     # (b, t, V): a model's output
+flat_logits, flat_labels = logits.reshape(-1, tgt_vocab), labels.reshape(-1)  # the loss wants (N, V), (N,)
+per_label = F.cross_entropy(flat_logits, flat_labels, reduction="none")  # (N,)
+real = flat_labels != pad
+loss = nn.CrossEntropyLoss(ignore_index=pad)(flat_logits, flat_labels)
+print(f"ignore_index=pad: {loss:.4f}; mean over the {int(real.sum())} real labels: "
+      f"{per_label[real].mean():.4f}")
+print(f"without ignore_index (the {int((~real).sum())} pads count as targets): "
+      f"{nn.CrossEntropyLoss()(flat_logits, flat_labels):.4f}")
+
+epsilon, right = 0.1, torch.tensor([3])                                  # one label: token 3
+smoothed = torch.full((tgt_vocab,), epsilon / tgt_vocab)
+smoothed[right] += 1 - epsilon                                           # what label_smoothing aims at
+print(f"smoothed target, V = {tgt_vocab}: right token {smoothed[3]:.4f}, every other {smoothed[0]:.4f}")
+for name, guess in (("nearly one-hot logits (20 on token 3)", 20 * F.one_hot(right, tgt_vocab).float()),
+                    ("logits = log(smoothed target)", smoothed.log()[None])):
+    plain = F.cross_entropy(guess, right)
+    with_smoothing = F.cross_entropy(guess, right, label_smoothing=epsilon)
+    print(f"{name:38}: plain loss {plain:.4f}, label_smoothing=0.1 loss {with_smoothing:.4f}")
+
 # %%
 # kata: quiz

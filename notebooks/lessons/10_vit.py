@@ -184,5 +184,46 @@ with torch.no_grad():
         print(f"after block {i}: {tuple(h.shape)}, RMS {h.pow(2).mean().sqrt():.3f}")
 print("final norm:", tuple(nn.LayerNorm(embed, eps=1e-6)(h).shape))
 
+# %% [markdown]
+# ## 8. Where is each patch? The tiny ViT above cannot tell
+#
+# The tiny ViT of section 7 has neither a class token nor position embeddings. Attention,
+# LayerNorm and the MLP treat the tokens as a set, so that model is
+# **permutation-equivariant**: shuffle the patches and its outputs come out shuffled the
+# same way; their mean, the pooled image feature, does not change at all. It cannot tell an
+# image from the same patches rearranged.
+#
+# ViT adds a **learned** position embedding: a parameter of shape (1, 1 + N, D), one vector
+# for the class token and one per patch, added to the tokens before the first block and
+# trained like any weight. Fine-tuning at a higher resolution gives more patches than it
+# has vectors (224 → 384 with 16-pixel patches: a 14 × 14 grid becomes 24 × 24), so the
+# grid part is reshaped to a (D, 14, 14) image, resized by 2-D interpolation (the ViT paper
+# does this; timm's `resample_abs_pos_embed` is bicubic by default), flattened again, and the
+# class token's vector is kept as it is.
+
+# %%
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+tokens = embed_patches(pictures)
+tokens = tokens if result.core_passed else tokens.transpose(1, 2)          # (B, N, D)
+shuffle = torch.randperm(tokens.size(1))
+positions = 0.02 * torch.randn(1, tokens.size(1), embed)                  # a learned (1, N, D) table
+with torch.no_grad():
+    for name, table in (("no position embedding", 0.0), ("with a position embedding", positions)):
+        out = blocks(tokens + table)
+        out_shuffled = blocks(tokens[:, shuffle] + table)                 # patches shuffled, table not
+        print(f"{name:26}: shuffled input gives the shuffled output: "
+              f"{torch.allclose(out[:, shuffle], out_shuffled, atol=1e-5)}, same mean over tokens: "
+              f"{torch.allclose(out.mean(1), out_shuffled.mean(1), atol=1e-5)}")
+
+pos_embed = 0.02 * torch.randn(1, 1 + 14 * 14, 768)                       # ViT-B/16 at 224: class + 14 x 14
+class_pos, grid = pos_embed[:, :1], pos_embed[:, 1:]
+grid = grid.reshape(1, 14, 14, 768).permute(0, 3, 1, 2)                    # (1, D, 14, 14): an image
+resized = F.interpolate(grid, size=(24, 24), mode="bicubic", align_corners=False)  # (1, D, 24, 24)
+at_384 = torch.cat([class_pos, resized.permute(0, 2, 3, 1).reshape(1, 24 * 24, 768)], dim=1)
+print("pos_embed", tuple(pos_embed.shape), "-> grid", tuple(grid.shape), "-> resized",
+      tuple(resized.shape), "-> pos_embed at 384:", tuple(at_384.shape))
+
 # %%
 # kata: quiz

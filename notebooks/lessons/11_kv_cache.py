@@ -184,5 +184,47 @@ plt.tight_layout()
 plt.show()
 plt.close(fig)
 
+# %% [markdown]
+# ## 6. Prefill is compute-bound, decoding is memory-bound
+#
+# **Arithmetic intensity** = FLOPs per byte moved to or from memory. A GPU whose peak is P
+# FLOP/s and whose memory delivers B bytes/s waits for memory below P / B FLOPs per byte
+# (memory-bound) and for its arithmetic above it (compute-bound). NVIDIA's datasheet for
+# the H100 SXM gives 1,979 TFLOP/s of bfloat16 with 2:4 sparsity, half that dense, and
+# 3.35 TB/s of HBM.
+#
+# A linear layer with a d × d weight applied to t tokens costs 2·t·d² FLOPs and moves the
+# weight (2·d² bytes in bfloat16) plus t input and t output rows. A prefill of thousands of
+# tokens reuses every weight thousands of times; a decode step, t = 1, reads every weight
+# to do 2 FLOPs with it: about 1 FLOP per byte. Batching b sequences makes t = b and helps
+# the linear layers, but not attention over the cache: each sequence reads its own keys and
+# values (2·n·d numbers) to do 4·n·d FLOPs with them, whatever the batch. That is why a
+# decode step's time is the time to read the weights and the cache, and why shrinking the
+# cache (kata 13) speeds decoding up.
+
+# %%
+d_model, bytes_per_value = 4096, 2                                      # bfloat16
+peak, bandwidth = 1979e12 / 2, 3.35e12                                  # H100 SXM: dense bfloat16, HBM
+ridge = peak / bandwidth
+print(f"H100 SXM ridge point: {ridge:.0f} FLOPs per byte")
+
+
+def linear_intensity(tokens):                                           # (tokens, d) @ (d, d)
+    flops = 2 * tokens * d_model * d_model
+    moved = bytes_per_value * (d_model * d_model + 2 * tokens * d_model)  # weight, input, output
+    return flops / moved
+
+
+for tokens, what in ((1, "decode step, batch 1"), (64, "decode step, batch 64"),
+                     (4096, "prefill of 4096 tokens")):
+    intensity = linear_intensity(tokens)
+    bound = "compute-bound" if intensity > ridge else "memory-bound"
+    print(f"{what:23}: linear layer {intensity:7.1f} FLOPs per byte -> {bound}")
+cached = 4096                                                           # one sequence's cache length
+attention_flops = 4 * cached * d_model                                  # scores and weights @ V
+attention_bytes = bytes_per_value * 2 * cached * d_model                # read K and V once
+print(f"attention of one new token over a {cached}-token cache: "
+      f"{attention_flops / attention_bytes:.1f} FLOPs per byte, at any batch size")
+
 # %%
 # kata: quiz

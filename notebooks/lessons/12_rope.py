@@ -168,5 +168,89 @@ plt.tight_layout()
 plt.show()
 plt.close(fig)
 
+# %% [markdown]
+# ## 6. RoPE with a key/value cache: rotate once, then store
+#
+# While decoding, the new token's position is the number of tokens before it — the cache
+# length — not 0: positions = past_len + arange(t). Its query and key are rotated by that
+# position, and the key goes into the cache **already rotated**. A later query, rotated by
+# its own position, then meets every cached key at the right relative angle, and no cached
+# key is ever touched again. Caching the keys before rotation would work too, but every
+# step would rotate the whole cache again (n rotations per new token instead of one).
+# Forgetting the offset (rotating the new token as position 0) gives wrong scores without
+# any error.
+
+# %%
+torch.manual_seed(0)
+n_tokens = 6
+queries_all = torch.randn(1, 1, n_tokens, d, dtype=torch.float64)            # (b, h, n, d)
+keys_all = torch.randn(1, 1, n_tokens, d, dtype=torch.float64)
+every_position = torch.arange(n_tokens)[None]                              # (1, n)
+full_scores = rope_at(queries_all, every_position) @ rope_at(keys_all, every_position).mT  # (1, 1, n, n)
+
+cache = rope_at(keys_all[:, :, :5], every_position[:, :5])                # prefill: keys 0-4, rotated
+new_query, new_key = queries_all[:, :, 5:], keys_all[:, :, 5:]            # the token at position 5
+past_len = cache.size(2)
+for name, position in (("position = past_len", past_len), ("position 0 (offset forgotten)", 0)):
+    at = torch.tensor([[position]])
+    step_keys = torch.cat([cache, rope_at(new_key, at)], dim=2)           # append the rotated key
+    step_scores = rope_at(new_query, at) @ step_keys.mT                   # (1, 1, 1, 6)
+    print(f"{name:30}: scores equal the full sequence's last row: "
+          f"{torch.allclose(step_scores[0, 0, 0], full_scores[0, 0, 5])}")
+
+# %% [markdown]
+# ## 7. Longer than trained: interpolation, NTK-aware scaling, a larger base
+#
+# A model trained on sequences of L = 4096 tokens has seen each pair's angles only up to
+# 4096 · wᵢ. The fast pairs have turned many times and have seen every angle; the slow
+# pairs, whose wavelength 2π / wᵢ exceeds L, have not completed one turn, so beyond L they
+# reach angles never seen in training and the scores built from them are out of
+# distribution: without a fix, quality collapses past the training length. The fixes,
+# for a target length s · L:
+#
+# - **position interpolation** (Chen et al., 2023): divide every position by s, so that
+#   every angle stays in the trained range; the price is that neighbours are s times
+#   closer in angle (pair 0 turns 1/s radian per position), which a short fine-tune repairs;
+# - **NTK-aware scaling**: raise the base to base · s^(d/(d−2)) — pair 0 is unchanged,
+#   the slowest pair is slowed by exactly s, the pairs in between by less (YaRN refines
+#   this per frequency band and adds a temperature to the scores);
+# - **a larger base**: Code Llama fine-tunes on long sequences with base 1,000,000; Llama 3
+#   pre-trains with base 500,000, a value found effective for contexts up to 32,768. A
+#   larger base slows every pair but pair 0; it is no extrapolation trick by itself, since
+#   its slow pairs too meet new angles beyond the training length: it goes with training on
+#   long sequences.
+#
+# For head_dim 128, a training length of 4096 and a target of 8 × 4096: pair 0's angle per
+# position, the slowest pair's largest angle in training and at the target, and how many
+# pairs reach angles at the target that they never reached in training, and by how much
+# (the first three rows are the same base-10000 model, changed at inference; the last is
+# a model trained with base 500,000):
+
+# %%
+head_dim, trained, scale = 128, 4096, 8
+target = scale * trained
+pairs = torch.arange(head_dim // 2, dtype=torch.float64)
+
+
+def frequencies(base):                                                    # w_i = base^(-2i/d), (d/2,)
+    return base ** (-2 * pairs / head_dim)
+
+
+ntk_base = 10000.0 * scale ** (head_dim / (head_dim - 2))
+schemes = {  # name: (angle per position while training, angle per position at the target)
+    "base 10000, unchanged": (frequencies(10000.0), frequencies(10000.0)),
+    f"interpolation, positions / {scale}": (frequencies(10000.0), frequencies(10000.0) / scale),
+    f"NTK-aware, base {ntk_base:,.0f}": (frequencies(10000.0), frequencies(ntk_base)),
+    "trained with base 500,000": (frequencies(500000.0), frequencies(500000.0)),
+}
+for name, (w_trained, w_target) in schemes.items():
+    reached = trained * w_trained                                       # the largest angle in training
+    seen = torch.where(reached < 2 * math.pi, reached, math.inf)         # a full turn: every angle seen
+    overshoot = target * w_target / seen                                  # > 1: beyond anything seen
+    unseen = int((overshoot > 1 + 1e-9).sum())
+    print(f"{name:35}: pair 0 {w_target[0]:.3f} rad per position; slowest pair "
+          f"{trained * w_trained[-1]:.3f} rad in training, {target * w_target[-1]:.3f} at {target}; "
+          f"{unseen:2d} pairs reach unseen angles, up to {overshoot.max():.2f} x the trained one")
+
 # %%
 # kata: quiz

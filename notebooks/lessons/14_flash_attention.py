@@ -178,5 +178,87 @@ plt.tight_layout()
 plt.show()
 plt.close(fig)
 
+# %% [markdown]
+# ## 7. On a GPU: tiles in SRAM, and why memory traffic sets the speed
+#
+# This kata's loop holds all n queries against one key block: an (n, B) block of scores. A
+# GPU kernel tiles the queries too. A GPU has a large, slow memory (HBM) and, on each
+# streaming multiprocessor, a small fast one (SRAM, about 192 KB on an A100). FlashAttention
+# loads a B_r × d tile of Q and a B_c × d tile of K and V into SRAM, computes the B_r × B_c
+# scores there, updates the running maximum, sum and accumulator of those B_r queries, and
+# never writes a score to HBM. The tiles are sized from the SRAM size M (in numbers): FA1
+# takes B_c = ⌈M / 4d⌉ and B_r = min(⌈M / 4d⌉, d), so that the tiles of Q, K, V, O and the
+# scores fit together.
+#
+# Counting reads and writes of HBM (in numbers), as the FlashAttention paper does: ordinary
+# attention writes S, reads it, writes P, reads it: Θ(N·d + N²). FA1's outer loop runs over
+# K/V blocks and its inner loop over Q blocks, so K and V are read once while Q and O are
+# read and written once per K/V block, N / B_c times: Θ(N² d² / M). The matmul FLOPs are the
+# same, 4·N²·d; the paper nevertheless measures FlashAttention several times faster than
+# ordinary attention. Ordinary attention is memory-bound: the softmax (and any masking or
+# dropout) does a few FLOPs per score it reads and writes in HBM, so the GPU waits for
+# memory, as in kata 11's decode step, and the time follows the bytes moved, not the FLOPs.
+# FA2 swaps the loops: the outer loop runs over query
+# blocks, each an independent job for its own thread block (FA1 parallelised over batch and
+# heads only, which leaves most of the GPU idle for long sequences in small batches), and
+# Q and O move once while K and V are re-read per query block.
+
+# %%
+sram = 192 * 1024 // 2                                                  # A100: 192 KB per SM, as float16s
+head_d = 64
+block_c = math.ceil(sram / (4 * head_d))                                # FA1's B_c = ceil(M / 4d)
+block_r = min(block_c, head_d)                                          # B_r = min(ceil(M / 4d), d)
+tiles = block_r * head_d * 2 + block_c * head_d * 2 + block_r * block_c  # Q_i, O_i, K_j, V_j, S_ij
+print(f"M = {sram} numbers, d = {head_d}: B_c = {block_c}, B_r = {block_r}; "
+      f"tiles {tiles} numbers, fit in SRAM: {tiles <= sram}")
+for length in (1024, 4096, 16384):
+    standard = 4 * length * head_d + 4 * length * length               # Q, K, V, O; S and P, each twice
+    key_blocks = math.ceil(length / block_c)
+    fa1 = 2 * length * head_d + key_blocks * length * (3 * head_d + 4)  # K, V once; Q, O, l, m per K/V block
+    print(f"N = {length:5d}: matmul FLOPs {4 * length * length * head_d:.3e} for both; HBM numbers moved: "
+          f"ordinary {standard:.3e}, FA1 {fa1:.3e} ({standard / fa1:.1f}x fewer)")
+
+# %% [markdown]
+# ## 8. The backward pass: recompute the weights from lse
+#
+# The gradients need the weights P = softmax(S), an n × m matrix per head: storing it for
+# the backward pass would bring back exactly what the forward pass avoided. FlashAttention
+# stores only the output O and `lse` (n numbers per head). In the backward pass it
+# recomputes each block of P exactly as exp(S − lse) from Q, a block of K and `lse` — no
+# running maximum needed, since `lse` is already the final normaliser — and forms the
+# gradients block by block:
+#
+# ```
+# dV_j = P_jᵀ dO        dP_j = dO V_jᵀ        dS_j = P_j ∘ (dP_j − D),  D = rowsum(dO ∘ O)
+# dQ  += dS_j K_j / √d   dK_j = dS_jᵀ Q / √d
+# ```
+#
+# More FLOPs (the scores are computed twice), far less memory traffic: the paper finds the
+# backward pass faster too. Below, in float64, against autograd on ordinary attention:
+
+# %%
+torch.manual_seed(0)
+n_q, d_head, block = 256, 16, 64
+q, k, v = (torch.randn(n_q, d_head, dtype=torch.float64, requires_grad=True) for _ in range(3))
+scale = d_head ** -0.5
+scores = q @ k.mT * scale                                               # (n, n): autograd keeps the weights
+out = scores.softmax(-1) @ v
+lse = torch.logsumexp(scores, -1)                                       # (n,): what flash attention keeps
+grad_out = torch.randn(n_q, d_head, dtype=torch.float64)
+out.backward(grad_out)
+with torch.no_grad():
+    row_dot = (grad_out * out).sum(-1, keepdim=True)                    # D = rowsum(dO * O), (n, 1)
+    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    for start in range(0, n_q, block):                                  # one key block at a time
+        k_block, v_block = k[start:start + block], v[start:start + block]   # (B, d)
+        p = torch.exp(q @ k_block.mT * scale - lse[:, None])            # (n, B): recomputed, exact
+        dv[start:start + block] = p.mT @ grad_out
+        ds = p * (grad_out @ v_block.mT - row_dot)                      # the softmax's backward
+        dq += ds @ k_block * scale
+        dk[start:start + block] = ds.mT @ q * scale
+for name, mine, autograd in (("dQ", dq, q.grad), ("dK", dk, k.grad), ("dV", dv, v.grad)):
+    print(f"{name} from lse, block by block, equals autograd's: {torch.allclose(mine, autograd)}")
+print(f"kept for the backward pass: {lse.numel()} numbers (lse) instead of {n_q * n_q} (the weights)")
+
 # %%
 # kata: quiz
