@@ -229,3 +229,55 @@ def test_a_third_language_is_a_folder_of_catalogs(tmp_path, monkeypatch):
         assert i18n.translate(KATAS[0].title) == "Attention à une tête"
     finally:
         i18n.translations.cache_clear()
+
+
+# --- the words in the lessons' code cells ---
+
+LESSON_CELL = '''\
+x = torch.zeros(2, device="meta")                     # (b, n): the scores
+label = "causal mask"
+print("interleaved equals PyTorch:", ", ".join(["a b"]), sep=" ")
+print(f"multi-head cache: {x.sum():.2f} GiB per sequence")
+axis.set(title=label, xlabel="key j", cmap="viridis")
+print("q", x)
+'''
+
+
+def test_lesson_code_cells_offer_what_the_learner_reads():
+    from graders.frontends import lesson_code
+
+    found = [(piece.kind, piece.english) for piece in lesson_code.pieces(LESSON_CELL)]
+    assert found == [("comment", "(b, n): the scores"), ("string", "causal mask"),
+                     ("string", "interleaved equals PyTorch:"),
+                     ("string", "multi-head cache: {x.sum():.2f} GiB per sequence"),
+                     ("string", "key j")]
+    chinese = {"(b, n): the scores": "(b, n)：注意力分数", "causal mask": "因果掩码",
+               "interleaved equals PyTorch:": "交错复制与 PyTorch 一致：", "key j": "键 j",
+               "multi-head cache: {x.sum():.2f} GiB per sequence": "多头注意力的缓存：每条序列 {x.sum():.2f} GiB"}
+    translated = lesson_code.translate(LESSON_CELL, lambda text: chinese.get(text, text))
+    assert 'device="meta"' in translated and 'cmap="viridis"' in translated and '", ".join' in translated
+    assert 'print(f"多头注意力的缓存：每条序列 {x.sum():.2f} GiB")' in translated
+    assert "# (b, n)：注意力分数" in translated and 'label = "因果掩码"' in translated
+    compile(translated, "<cell>", "exec")
+
+
+def test_a_code_cell_translation_that_breaks_the_code_is_refused():
+    from graders.frontends import lesson_code
+
+    label, comment, name = lesson_code.pieces(
+        'print(f"cache: {x.sum():.2f} GiB")  # the cache\nprint("in_proj_weight", w)')
+    assert lesson_code.problems(label, "缓存：{x.sum():.2f} GiB") == []
+    assert lesson_code.problems(label, "缓存：{x.mean():.2f} GiB")  # another expression
+    assert lesson_code.problems(label, "缓存：{x.sum():.3f} GiB")  # another format
+    assert lesson_code.problems(label, '缓存："{x.sum():.2f} GiB')  # the quote ends the literal
+    assert lesson_code.problems(comment, "缓存\n第二行")
+    assert lesson_code.problems(name, "输入投影权重")  # names code
+
+
+def test_every_lesson_code_label_is_a_catalog_entry():
+    """The zh-CN notebooks' print labels, plot titles and comments come from the catalogs:
+    a new English label fails test_every_english_text_has_its_translation until translated."""
+    wanted = {text.english for texts_ in texts.catalogs().values() for text in texts_}
+    for kata in KATAS:
+        for text in texts.lesson_code_texts(kata):
+            assert text.english in wanted, (kata.name, text.english)
