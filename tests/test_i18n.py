@@ -109,6 +109,14 @@ def test_the_checks_see_a_changed_number_or_code_span():
     code = "w = x @ y  # the scores\nreturn w"
     assert texts.differences(code, "w = x @ y  # 注意力分数\nreturn w", near_code=True) == []
     assert texts.differences(code, "w = x @ y.T  # 注意力分数\nreturn w", near_code=True)
+    # A fenced block keeps its code; its comments and its Chinese lines (a diagram's labels,
+    # a sample of Chinese output) change, keeping their numbers. So may an inline sample.
+    block = "```\nw = x @ y  # the scores\nkeys:  0 1\n```"
+    assert texts.differences(block, "```\nw = x @ y  # 注意力分数\n键:  0 1\n```") == []
+    assert texts.differences(block, "```\nw = x @ y.T  # 注意力分数\n键:  0 1\n```")
+    assert texts.differences(block, "```\nw = x @ y  # 注意力分数\n键:  0 2\n```")
+    assert texts.differences("e.g. `core: 5/5 passed`", "例如 `核心检查：5/5 通过`") == []
+    assert texts.differences("e.g. `core: 5/5 passed`", "例如 `核心检查：5/4 通过`")
 
 
 # The glossary's renderings that every translation must use (graders/locales/zh_CN/GLOSSARY.md).

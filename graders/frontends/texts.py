@@ -253,6 +253,18 @@ def _blocks_differ(english: list[str], translated: list[str]) -> bool:
     return False
 
 
+def _translated_samples(lost: collections.Counter, added: collections.Counter):
+    """Pair an English inline sample of output (`01_attention  core: 5/5 passed`) with its
+    translation: a span in the translation's language with the same numbers."""
+    lost, added = collections.Counter(lost), collections.Counter(added)
+    for span in [s for s in added.elements() if _CJK.search(s)]:
+        twin = next((e for e in lost.elements() if _NUMBER.findall(e) == _NUMBER.findall(span)), None)
+        if twin is not None:
+            lost[twin] -= 1
+            added[span] -= 1
+    return +lost, +added
+
+
 def differences(english: str, translated: str, near_code: bool = False) -> list[str]:
     """How ``translated`` departs from ``english`` in what must stay the same."""
     want, got = fingerprint(english, near_code), fingerprint(translated, near_code)
@@ -265,6 +277,10 @@ def differences(english: str, translated: str, near_code: bool = False) -> list[
         elif want[part] != got[part]:
             if isinstance(want[part], collections.Counter):
                 lost, added = want[part] - got[part], got[part] - want[part]
+                if part == "inline code and math":
+                    lost, added = _translated_samples(lost, added)
+                    if not (lost or added):
+                        continue
                 found.append(f"{part}: missing {sorted(lost)} / extra {sorted(added)}")
             else:
                 found.append(f"{part} differ")
