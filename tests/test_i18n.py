@@ -149,6 +149,44 @@ def test_chinese_uses_the_glossary():
     assert not off, "\n".join(off[:20])
 
 
+# Renderings that drifted from the glossary once: never again, in any Chinese text.
+DRIFTED_ZH = {
+    "运行最大值": "当前最大值", "运行加权和": "累计加权和", "堆栈": "层堆叠", "接近代码": "近似代码",
+    "算子核": "kernel", "注意力核": "kernel", "原生核": "kernel", "受限于显存带宽": "访存受限",
+    "受限于内存带宽": "访存受限", "Flash Attention": "FlashAttention",
+    "Flash attention": "FlashAttention", "曝光偏差": "暴露偏差", "教师强制": "teacher forcing",
+    "批次元素": "样本", "笔记本": "notebook", "评判结果": "判定结果", "点出它的名字": "给出错误名",
+    "盈亏平衡点": "临界点", "几何级数": "等比数列", "极小负数": "很大的负数",
+}
+
+
+def chinese_texts() -> dict[str, str]:
+    """Every Chinese text a learner reads: READMEs, catalog translations, notebooks."""
+    import nbformat
+
+    found = {path.relative_to(REPO_ROOT).as_posix(): path.read_text()
+             for path in [REPO_ROOT / i18n.readme_name("zh-CN"),
+                          *(kata.folder / i18n.readme_name("zh-CN") for kata in KATAS)]}
+    for path in sorted((REPO_ROOT / "notebooks" / "zh-CN").glob("*.ipynb")):
+        cells = nbformat.read(path, as_version=4).cells
+        found[path.relative_to(REPO_ROOT).as_posix()] = "\n".join(cell.source for cell in cells)
+    for name in texts.catalogs():
+        path = texts.catalog_path("zh-CN", name)
+        if path.exists():
+            found[f"{name}.po"] = "\n".join(m.string for m in texts.read(path) if m.id and m.string)
+    return found
+
+
+def test_chinese_never_uses_a_drifted_rendering():
+    glossary = (i18n.LOCALES_DIR / "zh_CN" / "GLOSSARY.md").read_text()
+    assert all(term in glossary for term in DRIFTED_ZH.values())
+    off = [f"{name}: {variant!r} (the glossary says {term!r})"
+           for name, text in chinese_texts().items()
+           for unwrapped in [re.sub(r"\n\s*", "", text)]  # also where a line break splits it
+           for variant, term in DRIFTED_ZH.items() if variant in text or variant in unwrapped]
+    assert not off, "\n".join(off[:20])
+
+
 # --- READMEs ---
 
 by_readme = pytest.mark.parametrize("kata, language", [(k, lang) for k in KATAS for lang in TRANSLATED],
