@@ -7,7 +7,8 @@
 Each kata has one notebook per language: notebooks/NN_name.ipynb in English and
 notebooks/<lang>/NN_name.ipynb (e.g. notebooks/zh-CN/) in the others, built from the same
 sources with the prose looked up in that language's catalogs (graders.core.i18n); code is
-the same in every language.
+the same in every language, its print labels, plot titles and comments translated
+(graders.frontends.lesson_code).
 
 A notebook is, in order:
   1. a title cell from the registry (title, difficulty, prerequisites);
@@ -39,7 +40,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from graders.core import i18n, registry
 from graders.core.i18n import N_, _
 from graders.core.registry import KATAS, NOTEBOOKS_DIR, REPO_ROOT, Kata
-from graders.frontends import quiz
+from graders.frontends import lesson_code, quiz
 
 LESSONS_DIR = NOTEBOOKS_DIR / "lessons"
 EXERCISE_MARKER = "# kata: exercise"
@@ -52,8 +53,10 @@ KERNEL_METADATA = {
     "language_info": {"name": "python"},
 }
 
-SETUP_SOURCE = """\
-# Setup: the grading helpers, and a fixed seed so the examples print the same numbers each run.
+SETUP_COMMENT = N_("Setup: the grading helpers, and a fixed seed so the examples print the "
+                   "same numbers each run.")
+SETUP_SOURCE = f"""\
+# {SETUP_COMMENT}
 import torch
 
 from graders.frontends.notebook import check, quiz
@@ -66,7 +69,7 @@ def setup_source(language: str) -> str:
     """The setup cell; a notebook in another language also chooses it for check() and quiz()."""
     if language == i18n.ENGLISH:
         return SETUP_SOURCE
-    return SETUP_SOURCE.replace(
+    return SETUP_SOURCE.replace(SETUP_COMMENT, _(SETUP_COMMENT)).replace(
         "from graders.frontends.notebook import check, quiz\n",
         "from graders.frontends.notebook import check, quiz, use_language\n\n"
         f'use_language("{language}")\n')
@@ -224,7 +227,7 @@ def _build(kata: Kata, language: str) -> nbformat.NotebookNode:
             cells += [new_markdown_cell(quiz_markdown(kata)),
                       new_code_cell(quiz_answers_source(kata), metadata={"tags": [QUIZ_ANSWERS_TAG]})]
         elif cell_type == "code":
-            cells.append(new_code_cell(source))
+            cells.append(new_code_cell(lesson_code.translate(source, i18n.translate)))
         else:
             cells.append(new_markdown_cell(i18n.translate(source)))
     for index, cell in enumerate(cells):

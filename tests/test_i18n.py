@@ -109,6 +109,14 @@ def test_the_checks_see_a_changed_number_or_code_span():
     code = "w = x @ y  # the scores\nreturn w"
     assert texts.differences(code, "w = x @ y  # 注意力分数\nreturn w", near_code=True) == []
     assert texts.differences(code, "w = x @ y.T  # 注意力分数\nreturn w", near_code=True)
+    # A fenced block keeps its code; its comments and its Chinese lines (a diagram's labels,
+    # a sample of Chinese output) change, keeping their numbers. So may an inline sample.
+    block = "```\nw = x @ y  # the scores\nkeys:  0 1\n```"
+    assert texts.differences(block, "```\nw = x @ y  # 注意力分数\n键:  0 1\n```") == []
+    assert texts.differences(block, "```\nw = x @ y.T  # 注意力分数\n键:  0 1\n```")
+    assert texts.differences(block, "```\nw = x @ y  # 注意力分数\n键:  0 2\n```")
+    assert texts.differences("e.g. `core: 5/5 passed`", "例如 `核心检查：5/5 通过`") == []
+    assert texts.differences("e.g. `core: 5/5 passed`", "例如 `核心检查：5/4 通过`")
 
 
 # The glossary's renderings that every translation must use (graders/locales/zh_CN/GLOSSARY.md).
@@ -138,6 +146,44 @@ def test_chinese_uses_the_glossary():
             off += [f"{name}: {english!r} not rendered {chinese!r} in {message.string[:60]!r}"
                     for english, chinese in GLOSSARY_ZH.items()
                     if english in prose and chinese not in message.string]
+    assert not off, "\n".join(off[:20])
+
+
+# Renderings that drifted from the glossary once: never again, in any Chinese text.
+DRIFTED_ZH = {
+    "运行最大值": "当前最大值", "运行加权和": "累计加权和", "堆栈": "层堆叠", "接近代码": "近似代码",
+    "算子核": "kernel", "注意力核": "kernel", "原生核": "kernel", "受限于显存带宽": "访存受限",
+    "受限于内存带宽": "访存受限", "Flash Attention": "FlashAttention",
+    "Flash attention": "FlashAttention", "曝光偏差": "暴露偏差", "教师强制": "teacher forcing",
+    "批次元素": "样本", "笔记本": "notebook", "评判结果": "判定结果", "点出它的名字": "给出错误名",
+    "盈亏平衡点": "临界点", "几何级数": "等比数列", "极小负数": "很大的负数",
+}
+
+
+def chinese_texts() -> dict[str, str]:
+    """Every Chinese text a learner reads: READMEs, catalog translations, notebooks."""
+    import nbformat
+
+    found = {path.relative_to(REPO_ROOT).as_posix(): path.read_text()
+             for path in [REPO_ROOT / i18n.readme_name("zh-CN"),
+                          *(kata.folder / i18n.readme_name("zh-CN") for kata in KATAS)]}
+    for path in sorted((REPO_ROOT / "notebooks" / "zh-CN").glob("*.ipynb")):
+        cells = nbformat.read(path, as_version=4).cells
+        found[path.relative_to(REPO_ROOT).as_posix()] = "\n".join(cell.source for cell in cells)
+    for name in texts.catalogs():
+        path = texts.catalog_path("zh-CN", name)
+        if path.exists():
+            found[f"{name}.po"] = "\n".join(m.string for m in texts.read(path) if m.id and m.string)
+    return found
+
+
+def test_chinese_never_uses_a_drifted_rendering():
+    glossary = (i18n.LOCALES_DIR / "zh_CN" / "GLOSSARY.md").read_text()
+    assert all(term in glossary for term in DRIFTED_ZH.values())
+    off = [f"{name}: {variant!r} (the glossary says {term!r})"
+           for name, text in chinese_texts().items()
+           for unwrapped in [re.sub(r"\n\s*", "", text)]  # also where a line break splits it
+           for variant, term in DRIFTED_ZH.items() if variant in text or variant in unwrapped]
     assert not off, "\n".join(off[:20])
 
 
@@ -229,3 +275,55 @@ def test_a_third_language_is_a_folder_of_catalogs(tmp_path, monkeypatch):
         assert i18n.translate(KATAS[0].title) == "Attention à une tête"
     finally:
         i18n.translations.cache_clear()
+
+
+# --- the words in the lessons' code cells ---
+
+LESSON_CELL = '''\
+x = torch.zeros(2, device="meta")                     # (b, n): the scores
+label = "causal mask"
+print("interleaved equals PyTorch:", ", ".join(["a b"]), sep=" ")
+print(f"multi-head cache: {x.sum():.2f} GiB per sequence")
+axis.set(title=label, xlabel="key j", cmap="viridis")
+print("q", x)
+'''
+
+
+def test_lesson_code_cells_offer_what_the_learner_reads():
+    from graders.frontends import lesson_code
+
+    found = [(piece.kind, piece.english) for piece in lesson_code.pieces(LESSON_CELL)]
+    assert found == [("comment", "(b, n): the scores"), ("string", "causal mask"),
+                     ("string", "interleaved equals PyTorch:"),
+                     ("string", "multi-head cache: {x.sum():.2f} GiB per sequence"),
+                     ("string", "key j")]
+    chinese = {"(b, n): the scores": "(b, n)：注意力分数", "causal mask": "因果掩码",
+               "interleaved equals PyTorch:": "交错复制与 PyTorch 一致：", "key j": "键 j",
+               "multi-head cache: {x.sum():.2f} GiB per sequence": "多头注意力的缓存：每条序列 {x.sum():.2f} GiB"}
+    translated = lesson_code.translate(LESSON_CELL, lambda text: chinese.get(text, text))
+    assert 'device="meta"' in translated and 'cmap="viridis"' in translated and '", ".join' in translated
+    assert 'print(f"多头注意力的缓存：每条序列 {x.sum():.2f} GiB")' in translated
+    assert "# (b, n)：注意力分数" in translated and 'label = "因果掩码"' in translated
+    compile(translated, "<cell>", "exec")
+
+
+def test_a_code_cell_translation_that_breaks_the_code_is_refused():
+    from graders.frontends import lesson_code
+
+    label, comment, name = lesson_code.pieces(
+        'print(f"cache: {x.sum():.2f} GiB")  # the cache\nprint("in_proj_weight", w)')
+    assert lesson_code.problems(label, "缓存：{x.sum():.2f} GiB") == []
+    assert lesson_code.problems(label, "缓存：{x.mean():.2f} GiB")  # another expression
+    assert lesson_code.problems(label, "缓存：{x.sum():.3f} GiB")  # another format
+    assert lesson_code.problems(label, '缓存："{x.sum():.2f} GiB')  # the quote ends the literal
+    assert lesson_code.problems(comment, "缓存\n第二行")
+    assert lesson_code.problems(name, "输入投影权重")  # names code
+
+
+def test_every_lesson_code_label_is_a_catalog_entry():
+    """The zh-CN notebooks' print labels, plot titles and comments come from the catalogs:
+    a new English label fails test_every_english_text_has_its_translation until translated."""
+    wanted = {text.english for texts_ in texts.catalogs().values() for text in texts_}
+    for kata in KATAS:
+        for text in texts.lesson_code_texts(kata):
+            assert text.english in wanted, (kata.name, text.english)

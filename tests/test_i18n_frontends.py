@@ -142,7 +142,7 @@ def test_kata_check_in_chinese(sandbox, chinese):
     sandbox.file("02").write_text(HEADS_INTERLEAVED)
     status, out = sandbox.run("check", "02")
     assert status == 1
-    for words in ("检查项", "结果", "失败", "核心", "第一个失败", "卡住了？kata hint 02"):
+    for words in ("检查项", "结果", "失败", "核心", "第一个未通过的检查", "卡住了？kata hint 02"):
         assert words in out, (words, out)
     assert "[heads-interleaved]" in out
     # The verdict's framing is Chinese; the grader's own check description stays English.

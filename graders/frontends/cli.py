@@ -293,8 +293,8 @@ def progress_line(statuses: dict[str, str]) -> str:
     `kata list` and `kata report` both print it."""
     counts = collections.Counter(statuses.values())
     separator = _(", ")  # a list's comma, in the learner's language
-    parts = separator.join(f"{counts[status]} {progress_words(status)}" for status in PROGRESS_ORDER
-                           if counts[status] or status == ALL_PASSED)
+    parts = separator.join(_("{count} {status}", count=counts[status], status=progress_words(status))
+                           for status in PROGRESS_ORDER if counts[status] or status == ALL_PASSED)
     upcoming = next((k.name for k in registry.KATAS if statuses.get(k.name) != ALL_PASSED), None)
     if upcoming:
         return _("{count} katas: {counts}; next: {kata}", count=len(statuses), counts=parts,
@@ -314,7 +314,7 @@ def tracks(katas: Iterable[Kata]) -> list[tuple[str, list[Kata]]]:
 def track_heading(title: str, members: list[Kata]) -> str:
     """E.g. "Foundations (01-07)"."""
     span = members[0].id if len(members) == 1 else f"{members[0].id}-{members[-1].id}"
-    return f"{title} ({span})"
+    return _("{title} ({span})", title=title, span=span)
 
 
 def is_checkout(folder: Path) -> bool:

@@ -24,9 +24,43 @@ REPORT_WIDTH = 110  # wide enough for the hint column, narrow enough for a noteb
 
 def use_language(tag: str) -> str:
     """Read this notebook's grading and quiz in language ``tag`` (``"zh-CN"``, ``"en"``);
-    a zh-CN notebook calls it in its first code cell. Returns the tag chosen; raises
-    ValueError naming the languages there are."""
-    return i18n.use(tag)
+    a zh-CN notebook calls it in its first code cell, which also gives its plots a font
+    with Chinese characters. Returns the tag chosen; raises ValueError naming the
+    languages there are."""
+    chosen = i18n.use(tag)
+    if chosen.startswith("zh"):
+        use_cjk_font()
+    return chosen
+
+
+# Fonts with Chinese characters as Windows, macOS and Linux ship them. Matplotlib's default
+# font (DejaVu Sans) has none; since matplotlib 3.6 a glyph missing from the first font is
+# taken from the next one in the list, so these go after the defaults.
+CJK_FONTS = ("Microsoft YaHei", "SimHei", "PingFang SC", "Hiragino Sans GB", "Heiti SC",
+             "Noto Sans CJK SC", "Source Han Sans SC", "Noto Sans SC", "WenQuanYi Zen Hei",
+             "WenQuanYi Micro Hei", "AR PL UMing CN")
+
+
+def use_cjk_font() -> str | None:
+    """Let matplotlib draw the Chinese plot titles and labels of a zh-CN notebook with the
+    first installed font of CJK_FONTS; returns its name. None installed: say so once (the
+    labels would show as boxes) and keep matplotlib's warning per missing glyph quiet."""
+    try:
+        from matplotlib import font_manager, rcParams
+    except ImportError:  # a notebook without matplotlib draws nothing
+        return None
+    installed = {font.name for font in font_manager.fontManager.ttflist}
+    found = [name for name in CJK_FONTS if name in installed]
+    if found:
+        rcParams["font.sans-serif"] = [*rcParams["font.sans-serif"], *found]
+        return found[0]
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from")
+    print(_("No font with Chinese characters is installed, so the Chinese in the plots shows "
+            "as boxes. Install one (e.g. Noto Sans CJK SC: `apt install fonts-noto-cjk`) and "
+            "restart the kernel."))
+    return None
 
 
 def check(kata_key: str, *objects, **named) -> KataResult:

@@ -14,7 +14,8 @@ The catalogs (see :mod:`graders.core.i18n` for the lookup):
   Babel's extractor;
 - ``mistakes``: the catalogue's explanation and hint of every slug;
 - ``kata_NN_name``: one kata's title, hint ladder, quiz (questions, choices, reasoning) and
-  lesson prose (each markdown cell of ``notebooks/lessons/NN_name.py``).
+  lesson prose (each markdown cell of ``notebooks/lessons/NN_name.py``, and the print
+  labels, plot titles and comments of its code cells: graders.frontends.lesson_code).
 
 ``update`` keeps every translation whose English text is unchanged, adds the new English
 texts untranslated, and drops the texts that are gone, so a catalog always lists exactly
@@ -35,7 +36,7 @@ from pathlib import Path
 from graders.core import i18n
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import KATAS, NOTEBOOKS_DIR, REPO_ROOT, Kata
-from graders.frontends import quiz
+from graders.frontends import lesson_code, quiz
 
 # Where ``_()`` messages live: the grading code and the notebook build.
 SOURCE_FILES = ("graders/**/*.py", "notebooks/build.py")
@@ -46,6 +47,7 @@ MESSAGES, MISTAKES_CATALOG = "messages", "mistakes"
 class Text:
     english: str
     where: str  # for the translator: where the learner meets it
+    piece: lesson_code.Piece | None = None  # a lesson code cell's string or comment
 
 
 def kata_catalog(kata: Kata) -> str:
@@ -74,8 +76,7 @@ def mistake_texts() -> list[Text]:
             for part, text in (("explanation", mistake.explanation), ("hint", mistake.hint))]
 
 
-def lesson_prose(kata: Kata) -> list[str]:
-    """The lesson's markdown cells, as the notebook build reads them."""
+def _lesson_cells(kata: Kata, cell_type: str) -> list[str]:
     import jupytext  # contributors' dependency: only catalogs and builds read lessons
 
     path = NOTEBOOKS_DIR / "lessons" / f"{kata.name}.py"
@@ -83,7 +84,22 @@ def lesson_prose(kata: Kata) -> list[str]:
         return []
     lesson = jupytext.reads(path.read_text(), fmt="py:percent")
     return [cell.source.strip() for cell in lesson.cells
-            if cell.cell_type == "markdown" and cell.source.strip()]
+            if cell.cell_type == cell_type and cell.source.strip()]
+
+
+def lesson_prose(kata: Kata) -> list[str]:
+    """The lesson's markdown cells, as the notebook build reads them."""
+    return _lesson_cells(kata, "markdown")
+
+
+def lesson_code_texts(kata: Kata) -> list[Text]:
+    """The print labels, plot titles and comments of the lesson's code cells."""
+    return [Text(piece.english, f"kata {kata.id}: lesson, code cell {index}, "
+                 + ("comment" if piece.kind == "comment" else
+                    f"{piece.prefix}...{piece.prefix[-1]} literal (keep escapes and every {{field}})"),
+                 piece)
+            for index, cell in enumerate(_lesson_cells(kata, "code"), start=1)
+            for piece in lesson_code.pieces(cell)]
 
 
 def kata_texts(kata: Kata) -> list[Text]:
@@ -98,7 +114,7 @@ def kata_texts(kata: Kata) -> list[Text]:
         texts.append(Text(question.reasoning, f"kata {kata.id}: quiz question {number}, reasoning"))
     texts += [Text(cell, f"kata {kata.id}: lesson, markdown cell {index}")
               for index, cell in enumerate(lesson_prose(kata), start=1)]
-    return texts
+    return texts + lesson_code_texts(kata)
 
 
 def catalogs() -> dict[str, list[Text]]:
@@ -176,6 +192,7 @@ def untranslated(language: str) -> dict[str, list[str]]:
 _FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```", re.S | re.M)  # also indented, in a list
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$")  # display math first, then inline
+_MATH_TEXT = re.compile(r"\\text\{[^{}]*\}")
 _PLACEHOLDER = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(?:[.:!][^{}]*)?\}(?!\})")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _NUMBER = re.compile(r"\d+")
@@ -194,7 +211,9 @@ def fingerprint(text: str, near_code: bool = False) -> dict[str, object]:
     blocks = _FENCE.findall(text)
     # Markdown reads a line break in prose as a space: `code` may be wrapped across lines.
     prose = re.sub(r"\s+", " ", _FENCE.sub("", text))
-    spans = _INLINE_CODE.findall(prose) + _MATH.findall(prose)
+    # Math keeps its formula; the words of a \text{...} label in it are translated.
+    spans = _INLINE_CODE.findall(prose) + [_MATH_TEXT.sub(r"\\text{}", math)
+                                           for math in _MATH.findall(prose)]
     prose = _MATH.sub("", _INLINE_CODE.sub("", prose))
     prose = _LINK_TARGET.sub("]", prose)
     parts: dict[str, object] = {
@@ -210,14 +229,58 @@ def fingerprint(text: str, near_code: bool = False) -> dict[str, object]:
     return parts
 
 
+_COMMENT = re.compile(r"(^|\s)#.*$")
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+
+
+def _block_line_differs(english: str, translated: str) -> bool:
+    """A fenced block's line keeps its code; its comments, and the words of a line written
+    in the translation's language (a diagram's label, a sample of translated output), are
+    translated, keeping their numbers."""
+    english, translated = (_COMMENT.sub("", line).rstrip() for line in (english, translated))
+    if _CJK.search(translated):
+        return _NUMBER.findall(english) != _NUMBER.findall(translated)
+    return english != translated
+
+
+def _blocks_differ(english: list[str], translated: list[str]) -> bool:
+    if len(english) != len(translated):
+        return True
+    for block, twin in zip(english, translated):
+        lines, twin_lines = block.splitlines(), twin.splitlines()
+        if len(lines) != len(twin_lines) or any(map(_block_line_differs, lines, twin_lines)):
+            return True
+    return False
+
+
+def _translated_samples(lost: collections.Counter, added: collections.Counter):
+    """Pair an English inline sample of output (`01_attention  core: 5/5 passed`) with its
+    translation: a span in the translation's language with the same numbers."""
+    lost, added = collections.Counter(lost), collections.Counter(added)
+    for span in [s for s in added.elements() if _CJK.search(s)]:
+        twin = next((e for e in lost.elements() if _NUMBER.findall(e) == _NUMBER.findall(span)), None)
+        if twin is not None:
+            lost[twin] -= 1
+            added[span] -= 1
+    return +lost, +added
+
+
 def differences(english: str, translated: str, near_code: bool = False) -> list[str]:
     """How ``translated`` departs from ``english`` in what must stay the same."""
     want, got = fingerprint(english, near_code), fingerprint(translated, near_code)
     found = []
     for part in want:
-        if want[part] != got[part]:
+        if part == "code blocks":
+            if _blocks_differ(want[part], got[part]):
+                found.append("code blocks differ (only comments, and lines in the translation's "
+                             "language with the same numbers, may change)")
+        elif want[part] != got[part]:
             if isinstance(want[part], collections.Counter):
                 lost, added = want[part] - got[part], got[part] - want[part]
+                if part == "inline code and math":
+                    lost, added = _translated_samples(lost, added)
+                    if not (lost or added):
+                        continue
                 found.append(f"{part}: missing {sorted(lost)} / extra {sorted(added)}")
             else:
                 found.append(f"{part} differ")
@@ -237,6 +300,14 @@ def problems(language: str) -> list[str]:
                 near_code = "near-code" in text.where
                 for problem in differences(text.english, translated[text.english], near_code):
                     found.append(f"{name} ({text.where}): {problem}")
+    # A lesson code cell's piece must keep the cell valid, whichever catalog translates it.
+    every = {m.id: m.string for name in catalogs() if catalog_path(language, name).exists()
+             for m in read(catalog_path(language, name)) if m.id and m.string}
+    for kata in KATAS:
+        for text in lesson_code_texts(kata):
+            if text.english in every:
+                found += [f"{kata_catalog(kata)} ({text.where}): {problem}"
+                          for problem in lesson_code.problems(text.piece, every[text.english])]
     return found
 
 
