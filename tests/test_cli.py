@@ -677,13 +677,14 @@ def test_a_mock_refuses_hints_the_solution_and_backups_until_handed_in(sandbox):
     assert "Time ran out" in out and status == 0 and "hint 1/3" in out  # ... then hints are back
 
 
-def test_the_report_during_a_mock_gives_no_hint_for_its_kata(practised, monkeypatch):
+def test_the_report_during_a_mock_names_no_mistake_of_its_kata(practised, monkeypatch):
     hint = MISTAKES["scale-by-embed-dim"].hint
     assert hint in practised.run("report")[1]  # 03_mha: a recurring mistake, with its hint
     forbid_grading(monkeypatch)
     practised.run("mock", "03")
     status, out = practised.run("report")
-    assert status == 0 and "[scale-by-embed-dim] keeps coming back" in out and hint not in out
+    assert status == 0 and "scale-by-embed-dim" not in out and hint not in out
+    assert "hidden while its mock interview runs" in out and "(hidden during the mock)" in out
 
 
 def test_check_during_a_mock_gives_the_verdict_without_hints(sandbox):

@@ -116,6 +116,16 @@ def test_the_first_failure_block_hides_the_mistake_during_a_mock(sandbox):
     assert MISTAKES["heads-interleaved"].explanation[:25] not in " ".join(first.split())
 
 
+def test_list_names_no_mistake_of_the_mocks_kata(sandbox):
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    assert "[heads-interleaved]" in sandbox.run("list")[1]
+    sandbox.run("mock", "02", "--yes")
+    sandbox.file("02").write_text(HEADS_INTERLEAVED)
+    sandbox.run("check", "02")
+    status, out = sandbox.run("list")
+    assert status == 0 and "heads-interleaved" not in out
+
+
 def _project_copy(folder: Path) -> Path:
     """A checkout of its own, whose graders read its own .kata/ (pytest runs in it)."""
     for part in ("katas", "graders"):

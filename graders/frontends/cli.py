@@ -706,8 +706,8 @@ def cmd_list(app: App, args: argparse.Namespace) -> int:
         status, result = app.status_now(state, kata, "list", lambda note: app.print(note, style="dim"))
         statuses[kata.name] = status
         mistake = f"kata reset {kata.id}" if status == FILE_MISSING else ""
-        if result is not None and result.slugs:
-            mistake = f"[{result.slugs[0]}]"
+        if result is not None and result.slugs and kata.name != (state["mock"] or {}).get("kata"):
+            mistake = f"[{result.slugs[0]}]"  # named, except during its mock interview
         if result is not None and result.error:
             mistake = _("grader error: kata check {kata}", kata=kata.id)
         level = _("{difficulty}, {minutes} min", difficulty=difficulty_word(kata.difficulty),
@@ -1190,7 +1190,7 @@ def kata_summary(state: dict, kata: Kata, status_now: str) -> dict:
 def practise_next(summaries: list[dict], state: dict) -> list[dict]:
     """What to work on, most useful first: mistakes that keep coming back, katas still
     failing, solutions seen but not yet written alone, follow-ups left, then new katas.
-    No hint for the kata of a running mock interview."""
+    No mistake names and no hint for the kata of a running mock interview."""
     passed_mocks = {m["kata"] for m in state["mocks"] if m.get("outcome") == ALL_PASSED}
     in_mock = (state["mock"] or {}).get("kata")
     buckets: list[list[dict]] = [[] for _bucket in range(5)]
@@ -1198,7 +1198,12 @@ def practise_next(summaries: list[dict], state: dict) -> list[dict]:
         status, recurring = s["best_status"], s["recurring_mistakes"]
         if status != ALL_PASSED and recurring:
             slug = recurring[0]
-            hint = MISTAKES[slug].hint if slug in MISTAKES and s["kata"] != in_mock else ""
+            if s["kata"] == in_mock:  # a mock names no mistake and gives no hint
+                buckets[0].append({"kata": s["kata"], "reason": _(
+                    "{status}; its recurring mistakes are hidden while its mock interview runs.",
+                    status=shown(status))})
+                continue
+            hint = MISTAKES[slug].hint if slug in MISTAKES else ""
             reason = _("{status}, and [{slug}] keeps coming back ({count} attempts).",
                        status=shown(status), slug=slug, count=s["mistakes"][slug])
             buckets[0].append({"kata": s["kata"], "reason": f"{reason} {translate(hint)}".strip()})
@@ -1230,6 +1235,7 @@ def build_report(app: App, announce: Callable[[str], None]) -> dict:
                    for key, title in registry.TRACKS.items()],
         "katas": summaries,
         "mocks": state["mocks"],
+        "mock_running": (state["mock"] or {}).get("kata"),  # its mistakes are not named
         "practise_next": practise_next(summaries, state),
     }
 
@@ -1248,6 +1254,8 @@ def report_markdown(report: dict) -> str:
                   "|---|---|---|---|---|---|---|---|"]
         for s in (summaries[k.name] for k in members):
             recurring = ", ".join(f"`{slug}` ×{s['mistakes'][slug]}" for slug in s["recurring_mistakes"])
+            if recurring and s["kata"] == report.get("mock_running"):
+                recurring = _("(hidden during the mock)")
             seen = _("yes") if s["solution_revealed"] else _("no")
             lines.append(f"| {s['kata']} | {progress_words(s['status'])} | "
                          f"{shown(s['best_status'])} | {s['attempts']} "
