@@ -311,3 +311,19 @@ def test_chinese_help_headings_end_with_a_full_width_colon(capsys, monkeypatch):
     assert cli.main(["--lang", "zh-CN", "check", "--help"]) == 0
     out = capsys.readouterr().out
     assert "位置参数：" in out and "选项：" in out and "选项:" not in out
+
+
+def test_show_prints_says_when_nothing_was_printed(sandbox):
+    sandbox.file("02").write_text(HEADS_SOLUTION)
+    status, out = sandbox.run("check", "02", "--show-prints")
+    assert status == 0 and "printed nothing" in out
+
+
+def test_restore_list_keeps_each_backup_on_one_line_off_a_terminal(sandbox, monkeypatch):
+    forbid_grading(monkeypatch)
+    sandbox.file("02").write_text("my work\n")
+    sandbox.run("reset", "02", "--yes")
+    sandbox.file("02").write_text("my work\n")
+    status, out = sandbox.run("restore", "02", "--list", width=60)
+    (line,) = [line for line in out.splitlines() if line.strip().startswith("1 ")]
+    assert line.endswith("(latest, same as your file)")

@@ -681,6 +681,9 @@ class App:
         session.render(result, console, plain=not console.is_terminal)
         if printed:
             console.print("\n" + printed, markup=False, highlight=False, soft_wrap=True)
+        elif show_prints and not result.error:
+            console.print(_("(your code printed nothing while it was graded)"), style="dim",
+                          markup=False, highlight=False)
 
     def running_mock(self) -> dict | None:
         return self.store.read()["mock"]
@@ -948,9 +951,9 @@ def cmd_restore(app: App, args: argparse.Namespace) -> int:
             if current is not None and backup.read_bytes() == current:
                 notes.append(_("same as your file"))
             lines = _("{count} lines", count=f"{len(backup.read_bytes().splitlines()):>4}")
-            app.print(f"  {number:>2}  {backup_time(backup)}  {lines}  "
+            app.print(f"  {number:>2}  {backup_time(backup)}  {lines}  "  # one line each, never wrapped
                       f"{app.show_path(backup)}" + (f"  ({', '.join(notes)})" if notes else ""),
-                      markup=False)
+                      markup=False, soft_wrap=True)
         return 0
     choice = args.backup or "1"
     if choice.isdigit() and 1 <= int(choice) <= len(backups):
