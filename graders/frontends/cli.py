@@ -12,7 +12,7 @@ get a hint, try again.
     kata quiz [KATA]          the interviewer follow-up questions, marked
     kata report               a self-assessment in markdown (--json for machines)
 
-KATA is an id (03_mha), a number (3 or 03) or a short name (mha).
+KATA is an id (03_mha), a number (3 or 03), a short name (mha) or a unique part of one (flash).
 
 Which copy of the repository: the one the current directory is in (searched upwards for a
 folder with katas/ and graders/core/registry.py), else the copy this command was
@@ -1321,7 +1321,8 @@ def overview() -> str:
         "    kata mock [KATA]          a timed mock interview (KATA or --random); --submit, --abort\n"
         "    kata quiz [KATA]          the interviewer follow-up questions, marked\n"
         "    kata report               a self-assessment in markdown (--json for machines)\n\n"
-        "KATA is an id (03_mha), a number (3 or 03) or a short name (mha).\n\n"
+        "KATA is an id (03_mha), a number (3 or 03), a short name (mha) or a unique part of one\n"
+        "(flash).\n\n"
         "Language: --lang LANG (before or after the command), else KATA_LANG, else a zh locale\n"
         "(LC_ALL, LC_MESSAGES, LANG) selects Chinese; English otherwise. Languages: {languages}.\n\n"
         "Which copy of the repository: the one the current directory is in (searched upwards for a\n"
