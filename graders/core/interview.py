@@ -17,7 +17,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-from graders.core.report import is_hint_line, mistake_lines
 from graders.core.results import KataResult
 
 STATE_FILE = Path(".kata") / "state.json"
@@ -43,6 +42,8 @@ def hides(kata: str, root: Path) -> bool:
 def hidden_verdict(verdict: str, slug: str | None) -> str:
     """``verdict`` less the mistake's lines: ``[slug] explanation`` and ``hint: ...``. What
     was checked, on which input, and the expected and actual values stay."""
+    from graders.core.report import is_hint_line, mistake_lines  # imports torch: only now
+
     named = set(mistake_lines(slug)) if slug else set()
     prefix = f"[{slug}] " if slug else None
     return "\n".join(line for line in verdict.splitlines()
