@@ -39,6 +39,20 @@ def read_line_from(console: Console, interactive: bool) -> Callable[[str], str |
     return read
 
 
+def typed(answer: str | None) -> int | float | str | None:
+    """A typed answer as the notebook's answers cell would hold it: 64 and 0.135 as numbers
+    (so that a wrong one reads "you said 64"), a letter as a string, None when skipped."""
+    text = (answer or "").strip()
+    if not text:
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            pass
+    return text
+
+
 def plain_question(number: int, question: Question) -> str:
     """The question as plain text: numbered, with its lettered options."""
     lines = [f"{number}. {translate(question.prompt)}"]
@@ -68,8 +82,7 @@ def run_quiz(kata: Kata, console: Console, read_line: Callable[[str], str | None
         if not ended:
             answer = read_line(_("your answer ({format}): ", format=question.answer_format))
             ended = answer is None
-        answer = answer.strip() if answer else None
-        outcome, text = marked(number, question, answer)
+        outcome, text = marked(number, question, typed(answer))
         outcomes.append(outcome)
         console.print(text, markup=False, highlight=False, soft_wrap=True)
     result = QuizResult(kata.name, tuple(outcomes))
