@@ -17,6 +17,7 @@ import inspect
 import io
 import os
 import signal
+import textwrap
 import threading
 import traceback
 from pathlib import Path
@@ -35,6 +36,10 @@ CALL_TIME_LIMIT_S = float(os.environ.get("KATA_TIME_LIMIT") or 10)
 # the results alone, and the report notes how much was printed, with its first line cut to
 # this length (megabytes of debug output would flood a terminal or a notebook).
 PRINT_EXCERPT_CHARS = 60
+# Shown on request (kata check --show-prints, pytest -s): the first lines of what it printed,
+# within both bounds, then how much was left out.
+SHOWN_PRINT_LINES = 40
+SHOWN_PRINT_CHARS = 4000
 
 
 class TimedOut(GradingFailure):
@@ -138,6 +143,7 @@ class PrintedOutput(io.TextIOBase):
         self.chars = 0
         self.first_line = ""
         self._line_done = False
+        self.head = ""  # the first SHOWN_PRINT_CHARS characters, for shown()
 
     def writable(self) -> bool:
         return True
@@ -145,6 +151,8 @@ class PrintedOutput(io.TextIOBase):
     def write(self, text: str) -> int:
         text = str(text)
         self.chars += len(text)
+        if len(self.head) < SHOWN_PRINT_CHARS + 1:
+            self.head += text[:SHOWN_PRINT_CHARS + 1 - len(self.head)]
         if not self._line_done:
             head, newline, _rest = text.partition("\n")
             self.first_line = (self.first_line + head)[:PRINT_EXCERPT_CHARS + 1]
@@ -163,6 +171,21 @@ class PrintedOutput(io.TextIOBase):
                      "shown; its first line: {line})", count=f"{self.chars:,}", line=repr(line))
         return _("note: your code printed {count} characters while it was graded (not shown)",
                  count=f"{self.chars:,}")
+
+    def shown(self) -> str:
+        """What the code printed, for a learner who asked to see it: a heading, its first
+        lines (at most SHOWN_PRINT_LINES lines and SHOWN_PRINT_CHARS characters), then how
+        much was left out; "" when it printed nothing. Printing never fails a check."""
+        if not self.chars:
+            return ""
+        lines = self.head[:SHOWN_PRINT_CHARS].splitlines(keepends=True)[:SHOWN_PRINT_LINES]
+        kept = "".join(line.rstrip("\r\n") + "\n" for line in lines)
+        text = [_("your code printed {count} characters while it was graded:",
+                  count=f"{self.chars:,}"), textwrap.indent(kept, "| ", lambda line: True).rstrip("\n")]
+        left_out = self.chars - sum(map(len, lines))
+        if left_out:
+            text.append(_("... and {count} more characters, not shown", count=f"{left_out:,}"))
+        return "\n".join(text)
 
 
 def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[int, str]:

@@ -20,7 +20,7 @@ from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
 from graders.core.registry import REPO_ROOT, Kata
 from graders.core.results import (ALL_PASSED, CORE_PASSED, FAILED, NOT_IMPLEMENTED, NOT_STARTED,
-                             PASSED, KataResult, shown)
+                             PASSED, SKIPPED, KataResult, shown, skipped_words)
 
 
 class _Inject:
@@ -114,7 +114,7 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
                   box=None if plain else box.HEAVY_HEAD)
     for column in (_("check"), _("tier"), _("result"), _("mistake"), _("hint")):
         table.add_column(column, overflow="fold")
-    styles = {PASSED: "green", FAILED: "red", NOT_IMPLEMENTED: "yellow"}
+    styles = {PASSED: "green", FAILED: "red", NOT_IMPLEMENTED: "yellow", SKIPPED: "dim"}
     hinted = set()
     for check in result.core + result.follow_ups:
         hint = ""
@@ -126,8 +126,13 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
                       escape(f"[{check.slug}]") if check.slug else "", escape(hint))
     console.print(table, markup=True)
     counts = ", ".join(f"{shown(label)} {passed}/{total}" for label, passed, total in result.tally)
+    if result.skipped:  # not run here, e.g. no CUDA: said, never counted as passed
+        counts += _(", ") + skipped_words(result)
     console.print(_("{counts}: {status}", counts=escape(counts),
                     status=f"[bold]{escape(shown(result.status))}[/]"), markup=True, highlight=False)
+    if result.skipped and result.status == ALL_PASSED:
+        console.print(_("(a check skipped here did not run, so it cannot fail: run it where it "
+                        "can, e.g. on a CUDA GPU)"), style="dim", markup=False, highlight=False)
     if result.note:
         console.print(result.note, markup=False, highlight=False)
     if result.status == NOT_STARTED:

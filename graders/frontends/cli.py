@@ -3,15 +3,16 @@ get a hint, try again.
 
     kata list                 every kata by track, with its status, a progress line, what next
     kata check [KATA]         grade a kata (default: the first one not passed yet)
-    kata hint KATA            the next hint: a nudge, then the key idea, then near-code
+    kata hint [KATA]          the next hint: a nudge, then the key idea, then near-code
     kata watch [KATA]         re-grade on every save
     kata reset KATA           back to the skeleton (your file is backed up first)
     kata restore KATA [N]     bring a backup back (the latest; --list shows them all)
     kata solution KATA        show the reference solution (your report will say so)
-    kata mock [KATA]          a timed mock interview; hand it in with `kata mock --submit`
+    kata mock [KATA]          a timed mock interview (KATA or --random); --submit, --abort
+    kata quiz [KATA]          the interviewer follow-up questions, marked
     kata report               a self-assessment in markdown (--json for machines)
 
-KATA is an id (03_mha), a number (3 or 03) or a short name (mha).
+KATA is an id (03_mha), a number (3 or 03), a short name (mha) or a unique part of one (flash).
 
 Which copy of the repository: the one the current directory is in (searched upwards for a
 folder with katas/ and graders/core/registry.py), else the copy this command was
@@ -54,7 +55,6 @@ from graders.core import i18n, registry
 from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
 from graders.core.registry import HINT_LEVELS, Kata
-from graders.core.report import is_hint_line
 from graders.core.results import ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, KataResult, shown
 
 ROOT_ENV_VAR = "KATA_ROOT"
@@ -62,6 +62,7 @@ INSTALLED_ROOT = registry.REPO_ROOT  # the copy this command was installed from
 STATE_DIR = ".kata"  # ignored by git: state.json and backups/
 IDLE_GAP_S = 20 * 60  # a longer pause between two actions on a kata counts as a break
 TIME_RAN_OUT = "time ran out"
+ABORTED = "aborted"  # a mock ended with kata mock --abort (stored: data, never translated)
 WIDE_ENOUGH_FOR_TITLES = 110  # `kata list` leaves the titles out of narrower terminals
 STATUS_RANK = {NOT_STARTED: 0, FAILING: 1, CORE_PASSED: 2, ALL_PASSED: 3}
 STATUS_STYLE = {NOT_STARTED: "dim", FAILING: "red", CORE_PASSED: "yellow", ALL_PASSED: "green"}
@@ -245,9 +246,15 @@ def duration(seconds: float) -> str:
 
 
 def resolve(key: str) -> Kata:
+    """The kata ``key`` names, as registry.get finds it (id, number, name, a unique part of
+    a name such as "flash"); a usage error naming the katas otherwise."""
     try:
         return registry.get(key)
     except KeyError:
+        candidates = registry.partial_matches(key)
+        if len(candidates) > 1:
+            raise UsageError(_("{name} could be {katas}: say which", name=repr(key), katas=_(", ").join(
+                kata.name for kata in candidates))) from None
         known = ", ".join(f"{kata.name} ({int(kata.id)}, {kata.name[3:]})" for kata in registry.KATAS)
         raise UsageError(_("no kata called {name}; the katas are: {katas}", name=repr(key),
                            katas=known)) from None
@@ -263,8 +270,19 @@ def progress_words(status: str) -> str:
 
 
 def outcome_word(outcome: str) -> str:
-    """A mock interview's outcome (a status, or "time ran out") in the learner's language."""
-    return _("time ran out") if outcome == TIME_RAN_OUT else shown(outcome)
+    """A mock interview's outcome (a status, "time ran out" or "aborted") in the learner's
+    language."""
+    if outcome == TIME_RAN_OUT:
+        return _("time ran out")
+    return _("aborted") if outcome == ABORTED else shown(outcome)
+
+
+def mock_result(mock: dict) -> str:
+    """A finished mock's result for the report: its outcome, and where time ran out, what
+    state the kata was in at the deadline."""
+    if mock.get("outcome") == TIME_RAN_OUT and mock.get("status") in STATUS_RANK:
+        return _("time ran out ({status} at the deadline)", status=shown(mock["status"]))
+    return outcome_word(mock.get("outcome", ""))
 
 
 def difficulty_word(difficulty: str) -> str:
@@ -414,15 +432,6 @@ def watch_file(path: Path) -> Iterable:
 
     return watch(path.parent, recursive=False,
                  watch_filter=lambda change, changed: Path(changed).name == path.name)
-
-
-def without_hints(result: KataResult) -> KataResult:
-    """``result`` with the catalogue's hints left out: no slug to look a hint up by (the
-    verdict still names the mistake and explains it), no "hint: ..." line in the verdicts."""
-    checks = [dataclasses.replace(check, slug=None, verdict="\n".join(
-        line for line in check.verdict.splitlines() if not is_hint_line(line)))
-        for check in result.checks]
-    return KataResult(result.kata, checks=checks, error=result.error)
 
 
 # --------------------------------------------------------------------------------------
@@ -654,18 +663,27 @@ class App:
         self.store.update(record)
         return result
 
-    def render(self, result: KataResult, console: Console | None = None) -> None:
-        """Show a grading result; while a mock interview of its kata runs, without hints: what
-        failed and why, but not how to fix it (they come with the verdict of kata mock --submit)."""
-        from graders.core import session
+    def render(self, result: KataResult, console: Console | None = None, *,
+               show_prints: bool = False) -> None:
+        """Show a grading result; while a mock interview of its kata runs, without mistake
+        names and hints: what failed, but not what the mistake is nor how to fix it (they
+        come with the verdict of kata mock --submit). ``show_prints``: what the learner's
+        code printed, its first lines, instead of a note saying how much it printed."""
+        from graders.core import interview, session
 
         console = console or self.console
-        mock = self.running_mock()
-        if mock is not None and mock["kata"] == result.kata:
-            result = without_hints(result)
-            console.print(_("(a mock interview is running: no hints until you hand it in)"),
-                          style="dim", highlight=False)
+        if interview.hides(result.kata, self.root):
+            result = interview.without_mistakes(result)
+            console.print(interview.notice(), style="dim", highlight=False, markup=False)
+        printed = result.printed if show_prints else ""
+        if printed:
+            result = dataclasses.replace(result, note="")
         session.render(result, console, plain=not console.is_terminal)
+        if printed:
+            console.print("\n" + printed, markup=False, highlight=False, soft_wrap=True)
+        elif show_prints and not result.error:
+            console.print(_("(your code printed nothing while it was graded)"), style="dim",
+                          markup=False, highlight=False)
 
     def running_mock(self) -> dict | None:
         return self.store.read()["mock"]
@@ -691,8 +709,8 @@ def cmd_list(app: App, args: argparse.Namespace) -> int:
         status, result = app.status_now(state, kata, "list", lambda note: app.print(note, style="dim"))
         statuses[kata.name] = status
         mistake = f"kata reset {kata.id}" if status == FILE_MISSING else ""
-        if result is not None and result.slugs:
-            mistake = f"[{result.slugs[0]}]"
+        if result is not None and result.slugs and kata.name != (state["mock"] or {}).get("kata"):
+            mistake = f"[{result.slugs[0]}]"  # named, except during its mock interview
         if result is not None and result.error:
             mistake = _("grader error: kata check {kata}", kata=kata.id)
         level = _("{difficulty}, {minutes} min", difficulty=difficulty_word(kata.difficulty),
@@ -739,7 +757,7 @@ def cmd_check(app: App, args: argparse.Namespace) -> int:
         from graders.core import session
 
         result = session.grade(kata.id, args.impl)
-        app.render(result)
+        app.render(result, show_prints=args.show_prints)
         return 0 if result.passed else 1
     state = app.store.read()
     if args.kata:
@@ -756,7 +774,7 @@ def cmd_check(app: App, args: argparse.Namespace) -> int:
                     file=app.show_path(path), kata=kata.id))
         return 1
     result = app.grade(kata, "check")
-    app.render(result)
+    app.render(result, show_prints=args.show_prints)
     state = app.store.read()
     if result.passed:
         upcoming = app.first_unfinished(state, after=kata)
@@ -765,6 +783,10 @@ def cmd_check(app: App, args: argparse.Namespace) -> int:
         else:
             text = _("{kata} passes. Every kata passes.", kata=kata.name)
         app.print("\n" + text, style="green")
+    elif result.import_failed:  # no hint helps before the file imports
+        app.print("\n" + _("{file} must import before any check can run: fix the error shown "
+                           "above, then kata check {kata} again.", file=app.show_path(path),
+                           kata=kata.id))
     elif state["mock"] is not None:
         app.print("\n" + _("Still in the mock interview: fix it, then kata mock --submit"))
     elif hint_level(state, kata) < len(kata.hints):
@@ -774,9 +796,16 @@ def cmd_check(app: App, args: argparse.Namespace) -> int:
 
 
 def cmd_hint(app: App, args: argparse.Namespace) -> int:
-    kata = resolve(args.kata)
     app.refuse_during_mock(_("a mock interview of {kata} is running: hints must wait until you "
                              "hand it in (kata mock --submit)."))
+    if args.kata:
+        kata = resolve(args.kata)
+    else:  # like check and watch: the first kata not passed yet
+        kata = app.first_unfinished(app.store.read())
+        if kata is None:
+            app.print(_("Every kata passes: name one for its hints, e.g. kata hint 03"))
+            return 0
+        app.print(_("hints for {kata}, the first kata not passed yet", kata=kata.name), style="dim")
     top = len(kata.hints)
 
     def reveal_next(state: dict) -> tuple[int, bool]:
@@ -816,6 +845,22 @@ def cmd_hint(app: App, args: argparse.Namespace) -> int:
                                explanation=translate(MISTAKES[slug].explanation)), markup=False)
             app.print(_("hint: {hint}", hint=translate(MISTAKES[slug].hint)), markup=False)
     return 0
+
+
+def cmd_quiz(app: App, args: argparse.Namespace) -> int:
+    """A kata's interviewer follow-up questions, asked and marked one by one (see
+    graders.frontends.quiz_cli). Nothing is recorded."""
+    from graders.frontends import quiz_cli
+
+    app.refuse_during_mock(_("a mock interview of {kata} is running: the quiz, which explains "
+                             "its answers, must wait until you hand it in (kata mock --submit)."))
+    kata = resolve(args.kata) if args.kata else app.first_unfinished(app.store.read())
+    if kata is None:
+        app.print(_("Every kata passes: name one to quiz yourself on, e.g. kata quiz 03"))
+        return 0
+    result = quiz_cli.run_quiz(kata, app.console, quiz_cli.read_line_from(app.console, app.interactive),
+                               app.markdown)
+    return 0 if result.all_correct else 1
 
 
 def watch_kata(app: App, kata: Kata) -> Kata | None:
@@ -906,9 +951,9 @@ def cmd_restore(app: App, args: argparse.Namespace) -> int:
             if current is not None and backup.read_bytes() == current:
                 notes.append(_("same as your file"))
             lines = _("{count} lines", count=f"{len(backup.read_bytes().splitlines()):>4}")
-            app.print(f"  {number:>2}  {backup_time(backup)}  {lines}  "
+            app.print(f"  {number:>2}  {backup_time(backup)}  {lines}  "  # one line each, never wrapped
                       f"{app.show_path(backup)}" + (f"  ({', '.join(notes)})" if notes else ""),
-                      markup=False)
+                      markup=False, soft_wrap=True)
         return 0
     choice = args.backup or "1"
     if choice.isdigit() and 1 <= int(choice) <= len(backups):
@@ -961,22 +1006,30 @@ def cmd_solution(app: App, args: argparse.Namespace) -> int:
 def cmd_mock(app: App, args: argparse.Namespace) -> int:
     if args.submit:
         return submit_mock(app)
+    if args.abort:
+        return abort_mock(app)
     state = app.store.read()
     running = state["mock"]
     if running is not None:
         kata = registry.get(running["kata"])
-        if args.kata and resolve(args.kata) != kata:
+        if (args.kata and resolve(args.kata) != kata) or args.random:
             raise UsageError(_("a mock interview of {kata} is running: hand it in first "
-                               "(kata mock --submit)", kata=kata.name))
+                               "(kata mock --submit), or end it (kata mock --abort)",
+                               kata=kata.name))
         show_running_mock(app, running)
         return 0
     if args.minutes is not None and args.minutes <= 0:
         raise UsageError(_("--minutes must be a positive number"))
+    if args.kata and args.random:
+        raise UsageError(_("kata mock takes a kata or --random, not both"))
     if args.kata:
         kata = resolve(args.kata)
-    else:
+    elif args.random:
         not_passed = [k for k in registry.KATAS if best_status(state, k) != ALL_PASSED]
         kata = app.rng.choice(not_passed or list(registry.KATAS))
+    else:  # a bare `kata mock` only says how to start one: it resets a file
+        app.print(how_to_start_a_mock())
+        return 0
     minutes = kata.target_minutes if args.minutes is None else args.minutes
     path = app.learner_file(kata)
     if not app.is_untouched(kata):
@@ -984,14 +1037,19 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
                              file=app.show_path(path)), args.yes):
             app.print(_("No mock started."))
             return 1
-        if path.is_file():
-            app.print(_("your file is backed up as {backup}", backup=app.show_path(app.backup(kata))))
+        backup = app.backup(kata) if path.is_file() else None
+        if backup is not None:
+            app.print(_("your file is backed up as {backup}", backup=app.show_path(backup)))
         app.restore_skeleton(kata)
+    else:
+        backup = None
 
     def start(state: dict) -> dict:
         now = app.clock()
         state["mock"] = {"kata": kata.name, "started": now, "deadline": now + minutes * 60,
                          "minutes": minutes}
+        if backup is not None:  # what kata mock --abort offers to bring back
+            state["mock"]["backup"] = backup.name
         app.touch(state, kata)
         return state["mock"]
 
@@ -1010,6 +1068,40 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
                 "answer the interviewer follow-ups aloud.",
                 time=countdown(mock["deadline"] - mock["started"]),
                 clock=clock_time(mock["deadline"]), file=app.show_path(path)), style="bold")
+    return 0
+
+
+def how_to_start_a_mock() -> str:
+    return _("No mock interview is running. Start one with kata mock KATA (e.g. kata mock 03), "
+             "or kata mock --random for a kata you have not passed yet. It resets the kata's "
+             "file to the skeleton (yours is backed up first) and starts the clock.")
+
+
+def abort_mock(app: App) -> int:
+    """End the running mock without grading it; recorded as "aborted", with the status of
+    the file as far as it is known without grading it."""
+    mock = app.running_mock()
+    if mock is None:
+        raise UsageError(_("no mock interview is running: nothing to abort"))
+    kata = registry.get(mock["kata"])
+    now = app.clock()
+    taken = max(0.0, min(now, mock["deadline"]) - mock["started"])
+
+    def finish(state: dict) -> None:
+        state["mock"] = None
+        state["mocks"].append({"kata": kata.name, "started": iso(mock["started"]),
+                               "minutes": mock["minutes"], "taken_s": round(taken, 1),
+                               "status": app.known_status(state, kata), "outcome": ABORTED,
+                               "slugs": []})
+        app.touch(state, kata, cap=mock["minutes"] * 60)
+
+    app.store.update(finish)
+    app.print(_("mock interview of {kata} aborted after {taken} (recorded as aborted); hints, "
+                "the solution and backups are open again.", kata=kata.name,
+                taken=countdown(taken)), style="bold")
+    if isinstance(mock.get("backup"), str):
+        app.print(_("Your file from before the mock: kata restore {id} --list shows it "
+                    "({backup}).", id=kata.id, backup=mock["backup"]))
     return 0
 
 
@@ -1101,7 +1193,7 @@ def kata_summary(state: dict, kata: Kata, status_now: str) -> dict:
 def practise_next(summaries: list[dict], state: dict) -> list[dict]:
     """What to work on, most useful first: mistakes that keep coming back, katas still
     failing, solutions seen but not yet written alone, follow-ups left, then new katas.
-    No hint for the kata of a running mock interview."""
+    No mistake names and no hint for the kata of a running mock interview."""
     passed_mocks = {m["kata"] for m in state["mocks"] if m.get("outcome") == ALL_PASSED}
     in_mock = (state["mock"] or {}).get("kata")
     buckets: list[list[dict]] = [[] for _bucket in range(5)]
@@ -1109,7 +1201,12 @@ def practise_next(summaries: list[dict], state: dict) -> list[dict]:
         status, recurring = s["best_status"], s["recurring_mistakes"]
         if status != ALL_PASSED and recurring:
             slug = recurring[0]
-            hint = MISTAKES[slug].hint if slug in MISTAKES and s["kata"] != in_mock else ""
+            if s["kata"] == in_mock:  # a mock names no mistake and gives no hint
+                buckets[0].append({"kata": s["kata"], "reason": _(
+                    "{status}; its recurring mistakes are hidden while its mock interview runs.",
+                    status=shown(status))})
+                continue
+            hint = MISTAKES[slug].hint if slug in MISTAKES else ""
             reason = _("{status}, and [{slug}] keeps coming back ({count} attempts).",
                        status=shown(status), slug=slug, count=s["mistakes"][slug])
             buckets[0].append({"kata": s["kata"], "reason": f"{reason} {translate(hint)}".strip()})
@@ -1141,6 +1238,7 @@ def build_report(app: App, announce: Callable[[str], None]) -> dict:
                    for key, title in registry.TRACKS.items()],
         "katas": summaries,
         "mocks": state["mocks"],
+        "mock_running": (state["mock"] or {}).get("kata"),  # its mistakes are not named
         "practise_next": practise_next(summaries, state),
     }
 
@@ -1159,6 +1257,8 @@ def report_markdown(report: dict) -> str:
                   "|---|---|---|---|---|---|---|---|"]
         for s in (summaries[k.name] for k in members):
             recurring = ", ".join(f"`{slug}` ×{s['mistakes'][slug]}" for slug in s["recurring_mistakes"])
+            if recurring and s["kata"] == report.get("mock_running"):
+                recurring = _("(hidden during the mock)")
             seen = _("yes") if s["solution_revealed"] else _("no")
             lines.append(f"| {s['kata']} | {progress_words(s['status'])} | "
                          f"{shown(s['best_status'])} | {s['attempts']} "
@@ -1171,7 +1271,7 @@ def report_markdown(report: dict) -> str:
             taken = _("{taken} of {allowed}", taken=countdown(m["taken_s"]),
                       allowed=countdown(m["minutes"] * 60))
             lines.append(f"| {m['kata']} | {m['started'].replace('T', ' ')} | {taken} | "
-                         f"{outcome_word(m['outcome'])} |")
+                         f"{mock_result(m)} |")
     lines += ["", _("## What to practise next"), ""]
     if report["practise_next"]:
         lines += [f"{n}. **{item['kata']}**: {item['reason']}"
@@ -1198,7 +1298,7 @@ def cmd_report(app: App, args: argparse.Namespace) -> int:
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "hint": cmd_hint, "watch": cmd_watch,
             "reset": cmd_reset, "restore": cmd_restore, "solution": cmd_solution, "mock": cmd_mock,
-            "report": cmd_report}
+            "quiz": cmd_quiz, "report": cmd_report}
 LANGUAGE_OPTION = "--lang"
 
 
@@ -1213,14 +1313,16 @@ def overview() -> str:
         "get a hint, try again.\n\n"
         "    kata list                 every kata by track, with its status, a progress line, what next\n"
         "    kata check [KATA]         grade a kata (default: the first one not passed yet)\n"
-        "    kata hint KATA            the next hint: a nudge, then the key idea, then near-code\n"
+        "    kata hint [KATA]          the next hint: a nudge, then the key idea, then near-code\n"
         "    kata watch [KATA]         re-grade on every save\n"
         "    kata reset KATA           back to the skeleton (your file is backed up first)\n"
         "    kata restore KATA [N]     bring a backup back (the latest; --list shows them all)\n"
         "    kata solution KATA        show the reference solution (your report will say so)\n"
-        "    kata mock [KATA]          a timed mock interview; hand it in with `kata mock --submit`\n"
+        "    kata mock [KATA]          a timed mock interview (KATA or --random); --submit, --abort\n"
+        "    kata quiz [KATA]          the interviewer follow-up questions, marked\n"
         "    kata report               a self-assessment in markdown (--json for machines)\n\n"
-        "KATA is an id (03_mha), a number (3 or 03) or a short name (mha).\n\n"
+        "KATA is an id (03_mha), a number (3 or 03), a short name (mha) or a unique part of one\n"
+        "(flash).\n\n"
         "Language: --lang LANG (before or after the command), else KATA_LANG, else a zh locale\n"
         "(LC_ALL, LC_MESSAGES, LANG) selects Chinese; English otherwise. Languages: {languages}.\n\n"
         "Which copy of the repository: the one the current directory is in (searched upwards for a\n"
@@ -1235,6 +1337,13 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def add_usage(self, usage, actions, groups, prefix=None):
         return super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
+
+    def format_help(self) -> str:
+        """argparse ends each heading with ":"; the learner's language may use another colon."""
+        text = super().format_help()
+        for heading in (_("positional arguments"), _("options")):
+            text = text.replace(f"\n{heading}:\n", "\n" + _("{heading}:", heading=heading) + "\n")
+        return text
 
 
 def localised(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -1282,11 +1391,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kata", nargs="?", help=_("the kata: {kata_help}; default: the first not passed",
                                              kata_help=kata_text))
     p.add_argument("--impl", metavar="PATH", help=_("grade the file at PATH instead of the kata's file"))
+    p.add_argument("--show-prints", action="store_true",
+                   help=_("show what your code printed while graded (its first lines)"))
     p = command("hint", _("The next hint for a kata."),
                 _("Each kata has three hints, one more per call: a nudge, the key idea, then\n"
                   "near-code. If your last attempt made a recognised mistake, its hint follows.\n"
                   "Refused while a mock interview runs."))
-    p.add_argument("kata", help=kata_text)
+    p.add_argument("kata", nargs="?", help=_("the kata: {kata_help}; default: the first not passed",
+                                             kata_help=kata_text))
     p.add_argument("--all", action="store_true",
                    help=_("show the hints revealed so far, revealing no new one"))
     p = command("watch", _("Re-grade a kata every time its file is saved."),
@@ -1315,22 +1427,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kata", help=kata_text)
     p.add_argument("--yes", "-y", action="store_true", help=_("do not ask for confirmation"))
     p = command("mock", _("A timed mock interview."),
-                _("Starts one: picks a kata (default: a random one not passed yet), resets its file\n"
-                  "to the skeleton (backing yours up), shows the task and its interviewer\n"
-                  "follow-ups (without their answers) and starts the clock: the kata's target\n"
-                  "time (kata list shows it) unless --minutes says otherwise. While it runs,\n"
-                  "`kata mock` shows the time left, and hints, the solution and restoring the\n"
-                  "kata's backups are refused. Hand it in with `kata mock --submit`; past the\n"
-                  "deadline, any kata command hands it in as it stands, recorded as\n"
-                  "\"time ran out\"."))
-    p.add_argument("kata", nargs="?", help=_("the kata: {kata_help}; default: random, not passed yet",
-                                             kata_help=kata_text))
+                _("`kata mock KATA` (or `kata mock --random`, a kata not passed yet) starts one:\n"
+                  "resets the kata's file to the skeleton (backing yours up), shows the task\n"
+                  "and its interviewer follow-ups (without their answers) and starts the clock:\n"
+                  "the kata's target time (kata list shows it) unless --minutes says otherwise.\n"
+                  "A bare `kata mock` starts nothing: it shows the running mock and its time\n"
+                  "left, or how to start one. While a mock runs, hints, the solution, the quiz and\n"
+                  "restoring the kata's backups are refused, and verdicts leave out mistake names\n"
+                  "and hints. Hand it in with `kata mock --submit`, or end it with\n"
+                  "`kata mock --abort` (recorded as aborted); past the deadline, any kata command\n"
+                  "hands it in as it stands, recorded as \"time ran out\"."))
+    p.add_argument("kata", nargs="?", help=_("the kata: {kata_help}", kata_help=kata_text))
+    p.add_argument("--random", action="store_true",
+                   help=_("start a mock of a random kata not passed yet"))
+    p.add_argument("--abort", action="store_true",
+                   help=_("end the running mock without grading it (recorded as aborted)"))
     p.add_argument("--minutes", type=float, default=None,
                    help=_("time allowed (default: the kata's target time)"))
     p.add_argument("--submit", action="store_true",
                    help=_("hand in the running mock: grade and record it"))
     p.add_argument("--yes", "-y", action="store_true",
                    help=_("reset a file with work in it without asking"))
+    p = command("quiz", _("A kata's interviewer follow-up questions, marked."),
+                _("The questions of the kata's notebook quiz, one at a time, each answer marked\n"
+                  "at once with its reasoning: a number, or a letter for a choice; Enter skips a\n"
+                  "question. Answers are read from the terminal, or one per line from a pipe:\n\n"
+                  "  printf '64\\nB\\n' | kata quiz 01\n\n"
+                  "Nothing is recorded. Exit status 0 when every answer is right. Refused while\n"
+                  "a mock interview runs."))
+    p.add_argument("kata", nargs="?", help=_("the kata: {kata_help}; default: the first not passed",
+                                             kata_help=kata_text))
     p = command("report", _("A self-assessment of your practice."),
                 _("Progress as kata list counts it; per kata, by track: status now, best status,\n"
                   "attempts, time spent, hints used, whether you saw the solution, mistakes that\n"
@@ -1392,7 +1518,7 @@ def main(argv: list[str] | None = None, *, root: Path | str | None = None,
             settled = settle_expired_mock(app, Console(stderr=True, highlight=False) if quiet
                                           else app.console)
             if settled and command == "mock":
-                app.print(_("Start another with kata mock."))  # not on the heels of the one that ended
+                app.print(_("Start another with kata mock KATA, or kata mock --random."))
                 return 0
         if command in ("list", "check") and not getattr(args, "impl", None):
             mock = app.store.read()["mock"]
