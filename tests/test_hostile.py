@@ -56,6 +56,7 @@ TARGETS = {
     "12_rope": Target(None, "apply_rope"),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
+    "15_llama_block": Target("LlamaBlock", "forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,

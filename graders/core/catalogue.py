@@ -421,4 +421,30 @@ _ENTRIES = (
             "q @ k_block.transpose(-2, -1) per block."),
 )
 
+# --- the Llama block (15) (moves to graders/llama_block/meta.py with the layout step) ---
+_ENTRIES += (
+    Mistake("rmsnorm-subtracts-mean",
+            "The norm centred x (LayerNorm-style: x minus its mean) or divided by its variance; "
+            "RMSNorm divides x itself by its root mean square, mean(x²), with no mean taken "
+            "out.",
+            "x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight: no x.mean(), no "
+            "x.var()."),
+    Mistake("rmsnorm-eps-outside-sqrt",
+            "eps was added outside the square root, x / (sqrt(mean(x²)) + eps); RMSNorm adds "
+            "it inside, x / sqrt(mean(x²) + eps). The two differ where x is small.",
+            "torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps): eps under the root."),
+    Mistake("swiglu-gate-swapped",
+            "SiLU was applied to up_proj's output instead of gate_proj's: the gate is the "
+            "branch that goes through the activation.",
+            "down_proj(F.silu(gate_proj(x)) * up_proj(x))."),
+    Mistake("swiglu-wrong-activation",
+            "The gate's activation is not SiLU (it looks like GELU, ReLU or a plain sigmoid); "
+            "Llama's hidden_act is silu, z · sigmoid(z).",
+            "F.silu(gate_proj(x)) (or nn.SiLU()), not F.gelu, F.relu or torch.sigmoid."),
+    Mistake("rope-on-values",
+            "The values were rotated too: RoPE turns the queries and keys only, so that their "
+            "dot products see relative positions; the values carry content unchanged.",
+            "Rotate q and k after the head split, and leave v as v_proj made it."),
+)
+
 MISTAKES: dict[str, Mistake] = {m.slug: m for m in _ENTRIES}

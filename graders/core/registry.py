@@ -672,3 +672,57 @@ def partial_matches(key: str) -> list[Kata]:
     if len(text) < 2 or "/" in text or "\\" in text or text.isdigit():
         return []
     return [kata for kata in KATAS if text in kata.name[3:].lower()]
+
+
+# --- kata 15 (moves to graders/llama_block/meta.py with the layout step) ---
+TRACKS.setdefault("llm", "Decoder-only LLMs")
+# Kata 15: the RMSNorm builtins (the module, the functional form and the op behind it).
+RMSNORM_BUILTINS = (
+    "torch.nn.RMSNorm",
+    "torch.rms_norm",
+    "torch.nn.functional.rms_norm",
+)
+KATAS += (
+    Kata(
+        id="15",
+        name="15_llama_block",
+        file="llama_block.py",
+        title="A Llama decoder block",
+        track="llm",
+        difficulty="medium",
+        target_minutes=35,
+        prerequisites=("12", "13"),
+        mistakes=(
+            "rmsnorm-subtracts-mean",
+            "rmsnorm-eps-outside-sqrt",
+            "swiglu-gate-swapped",
+            "swiglu-wrong-activation",
+            "rope-on-values",
+            "rope-pairs-mismatch",
+            "rope-positions-ignored",
+            "causal-mask-missing",
+            "kv-heads-tiled",
+            "missing-scale",
+            "norm-order-swapped",
+            "missing-residual",
+        ),
+        forbidden=RMSNORM_BUILTINS,
+        hints=(
+            "Build it bottom-up and test each piece alone: the norm, the MLP, the attention, "
+            "then the block that wires them. Which of kata 12's and kata 13's answers can you "
+            "reuse as they are, and what does Llama leave out that kata 06's encoder layer had?",
+            "RMSNorm is LayerNorm without the centring and without a bias: divide by the root "
+            "mean square over the last axis, with eps inside the root, then scale by weight. "
+            "SwiGLU gates: SiLU acts on gate_proj's output only, which then multiplies "
+            "up_proj's output elementwise before down_proj. In the attention, split q into "
+            "num_heads heads and k, v into num_kv_heads, rotate q and k (never v) with kata "
+            "12's rotate-half RoPE at the given positions, give query head j kv head "
+            "j // (num_heads // num_kv_heads) as in kata 13, and mask by sequence index: "
+            "query i sees keys 0 ... i. The block is pre-norm: each sublayer reads a "
+            "normalised copy and adds its output to the un-normalised stream.",
+            "normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)   # (..., dim): no mean subtracted\n"
+            "q = q * cos + torch.cat((-q[..., d // 2:], q[..., :d // 2]), -1) * sin   # (b, h, n, d); k alike, v never\n"
+            "# cos, sin: (n, d) or (b, 1, n, d), the angle of column i and i + d/2 = position * base ** (-2i / d)",
+        ),
+    ),
+)
