@@ -575,18 +575,18 @@ MQA, MHA = Config(12, 3, 1, 32), Config(12, 3, 3, 32)
 @pytest.mark.core
 @title(N_("the state dict: Hugging Face's nine keys"))
 def test_llama_state_dict(impl):
-    """LlamaBlock's state dict has exactly LlamaDecoderLayer's nine keys and shapes and loads
-    with strict=True; RMSNorm has one weight of ones; SwiGLU and LlamaAttention their
-    projections, without biases."""
-    for cfg in (GROUPED[0], MQA):
-        build_block(impl, cfg, random_state(cfg, seed=1))
-    build_attention(impl, GROUPED[1], random_state(GROUPED[1], seed=2))
+    """RMSNorm has one weight; SwiGLU and LlamaAttention their projections, without biases;
+    LlamaBlock's state dict has exactly LlamaDecoderLayer's nine keys and shapes and loads
+    with strict=True."""
+    what = "RMSNorm(16)"
+    expect_state_dict(impl, construct(impl, "RMSNorm", (16,), {}, what), {"weight": (16,)}, what)
     what = "SwiGLU(16, 40)"
     module = construct(impl, "SwiGLU", (16, 40), {}, what)
     expect_state_dict(impl, module, {"gate_proj.weight": (40, 16), "up_proj.weight": (40, 16),
                                      "down_proj.weight": (16, 40)}, what)
-    what = "RMSNorm(16)"
-    expect_state_dict(impl, construct(impl, "RMSNorm", (16,), {}, what), {"weight": (16,)}, what)
+    build_attention(impl, GROUPED[1], random_state(GROUPED[1], seed=2))
+    for cfg in (GROUPED[0], MQA):
+        build_block(impl, cfg, random_state(cfg, seed=1))
 
 
 @pytest.mark.core

@@ -940,3 +940,97 @@ def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
     result = QuizResult(kata.name, tuple(outcomes))
     print("\n" + score_line(result))
     return result
+
+
+# --- kata 15's quiz (moves to graders/llama_block/meta.py with the layout step) ---
+
+def swiglu_hidden_dim(dim: int, multiple_of: int = 256) -> int:
+    """Llama's MLP width: 2/3 of 4·dim (the SwiGLU MLP has three matrices, not two), rounded
+    up to a multiple of ``multiple_of`` (Meta's llama code)."""
+    hidden = int(2 * 4 * dim / 3)
+    return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
+
+
+def llama_block_parameters(dim: int, num_heads: int, num_kv_heads: int, hidden_dim: int) -> int:
+    """LlamaDecoderLayer: q_proj and o_proj dim², k_proj and v_proj dim·kv·head_dim, three
+    MLP matrices dim·hidden_dim, two RMSNorm weights; no biases."""
+    kv_width = num_kv_heads * (dim // num_heads)
+    return 2 * dim * dim + 2 * dim * kv_width + 3 * dim * hidden_dim + 2 * dim
+
+
+KiB = 2**10
+
+QUIZZES["15_llama_block"] = (
+    Question(
+        "What does RMSNorm leave out of LayerNorm?",
+        "B", CHOICE,
+        "RMSNorm divides by the root mean square, sqrt(mean(x²) + eps), and multiplies by a "
+        "weight: no mean is subtracted and there is no bias. Its paper (Zhang and Sennrich, "
+        "2019) found that LayerNorm's re-centring contributes little while its re-scaling is "
+        "what stabilises training; dropping the mean saves a reduction per token and the bias "
+        "saves dim parameters per norm, with the same quality in practice.",
+        choices=("the division by a root of a second moment",
+                 "the mean subtraction and the bias",
+                 "the learned weight",
+                 "eps")),
+    Question(
+        "Llama-2-7B has dim 4096. Its SwiGLU MLP keeps the parameters of a 4·dim MLP with two "
+        "matrices, so its hidden width is 2/3 · 4 · dim, rounded up to a multiple of 256. What "
+        "is the hidden width?",
+        swiglu_hidden_dim(4096), INTEGER,
+        "A SwiGLU MLP has three matrices (gate_proj, up_proj, down_proj) where a GELU MLP has "
+        "two, so for the same parameters the width shrinks from 4·dim to 2/3 · 4·dim = 8/3 · "
+        "dim ≈ 10922.7, which Meta rounds up to a multiple of 256: 43 · 256 = 11008. Llama-3-8B "
+        "uses a wider 14336 (3.5 · 4096)."),
+    Question(
+        "How many parameters has that MLP (dim 4096, hidden width 11008, no biases)?",
+        3 * 4096 * swiglu_hidden_dim(4096), INTEGER,
+        "Three matrices of 4096 × 11008: 3 · 45,088,768 = 135,266,304, about 2/3 of the "
+        "block."),
+    Question(
+        "How many parameters has one whole Llama-2-7B block (dim 4096, 32 heads, 32 kv heads, "
+        "hidden width 11008)?",
+        llama_block_parameters(4096, 32, 32, 11008), INTEGER,
+        "Attention 4 · 4096² = 67,108,864 (q, k, v and o, no biases), the MLP 135,266,304, two "
+        "RMSNorm weights 2 · 4096 = 8,192: 202,383,360. Times 32 blocks is 6.48 billion; the "
+        "embedding and the output layer (2 · 32000 · 4096) bring it to 6.74 billion, the '7B'."),
+    Question(
+        "And one Llama-3-8B block (dim 4096, 32 heads, 8 kv heads, hidden width 14336)?",
+        llama_block_parameters(4096, 32, 8, 14336), INTEGER,
+        "q_proj and o_proj 4096² each; k_proj and v_proj only 4096 · 8 · 128 = 4,194,304 each "
+        "(GQA); the MLP 3 · 4096 · 14336 = 176,160,768; the norms 8,192: 218,112,000. GQA "
+        "saves 25 million parameters per block in the attention, and the wider MLP spends "
+        "them."),
+    Question(
+        "How many KiB of KV cache does Llama-3-8B (32 layers, 8 kv heads of head_dim 128) need "
+        "per token in bfloat16?",
+        2 * 32 * 8 * 128 * 2 // KiB, INTEGER,
+        "Keys and values, for every layer and kv head: 2 · 32 · 8 · 128 values × 2 bytes = "
+        "131,072 bytes = 128 KiB per token, so 8192 tokens take 1 GiB. With 32 kv heads "
+        "(Llama-2-7B's multi-head attention) it would be 4 times as much, 512 KiB."),
+    Question(
+        "Why does Hugging Face's LlamaRMSNorm upcast bfloat16 and float16 inputs to float32?",
+        "C", CHOICE,
+        "The mean of the squares is a sum over dim values: in float16, x² overflows to inf "
+        "once |x| > 256, and in bfloat16 (8 bits of mantissa) a long sum loses the small "
+        "terms. The norm is cheap, so it is computed in float32 and cast back; the big matrix "
+        "products stay in the half type.",
+        choices=("so that the weight can stay float32",
+                 "because rsqrt has no half-precision kernel",
+                 "squares overflow float16 above 256, and a long half-precision sum loses "
+                 "precision",
+                 "to make the output float32")),
+    Question(
+        "A model trained with Hugging Face's pairing (i, i + d/2) is run with Meta's adjacent "
+        "pairs (2i, 2i+1) on the same weights. What happens?",
+        "D", CHOICE,
+        "Both are rotations with the same angles, but of different pairs of features: the "
+        "queries and keys the weights produce expect their halves to be paired. Nothing "
+        "raises and shapes agree, but every score is wrong and the model outputs garbage. "
+        "Converting Meta's checkpoints to Hugging Face's permutes the rows of q_proj and "
+        "k_proj instead, so that the rotate-half code turns the same pairs.",
+        choices=("nothing: RoPE's dot products depend on m − n either way",
+                 "only the first head is affected",
+                 "it raises a shape error",
+                 "the scores are wrong: the weights must be permuted to match the pairing")),
+)
