@@ -140,27 +140,24 @@ def _depths(line: str, start: int, end: int, code: set[int]) -> list[int]:
 
 
 def _open(line: str, start: int, end: int, limit: int, code: set[int]) -> list[tuple[int, int]]:
-    """An atom wider than ``limit``, opened up: broken at the spaces of its outermost level
-    (after its commas where it has any there), each piece opened again while still too wide."""
+    """An atom wider than ``limit``, opened up at its outermost level: before a chained call
+    (``x.view(...)`` / ``.transpose(...)``), else after its commas, else at its spaces;
+    each piece opened again while still too wide."""
     depths = _depths(line, start, end, code)
-    spaces = [i for i in range(start, end) if line[i] == " "]
-    if not spaces:  # a method chain breaks before its calls: x.view(...) / .transpose(...)
-        calls = [i for i in range(start + 1, end)
-                 if line[i] == "." and line[i - 1] == ")" and depths[i - start] <= 0]
-        bounds = [start, *calls, end]
-        if not calls:
-            return [(start, end)]
-        return [(a, b) for a, b in zip(bounds, bounds[1:])]
-    shallowest = min(depths[i - start] for i in spaces)
-    level = [i for i in spaces if depths[i - start] == shallowest]
-    after_commas = [i for i in level if line[i - 1] == ","]
-    cuts = after_commas or level
+    chains = [(depths[i - start], 0, i) for i in range(start + 1, end)
+              if line[i] == "." and line[i - 1] == ")"]
+    spaces = [(depths[i - start], 1 if line[i - 1] == "," else 2, i)
+              for i in range(start, end) if line[i] == " "]
+    if not chains and not spaces:
+        return [(start, end)]
+    depth, kind, _ = min(chains + spaces)
+    cuts = [i for d, k, i in chains + spaces if (d, k) == (depth, kind)]
     pieces, begin = [], start
-    for cut in cuts + [end]:
+    for cut in sorted(cuts) + [end]:
         piece = (begin, cut)
-        begin = cut + 1
-        while piece[0] < piece[1] and line[piece[0]] == " ":
-            piece = (piece[0] + 1, piece[1])
+        begin = cut + (kind != 0)  # a space is dropped, a chained call's dot is kept
+        piece = (piece[0] + len(line[piece[0]:piece[1]]) - len(line[piece[0]:piece[1]].lstrip(" ")),
+                 piece[1])
         if piece[0] >= piece[1]:
             continue
         if cell_len(line[piece[0]:piece[1]]) > limit:
