@@ -212,3 +212,56 @@ def test_markers_are_stripped_but_formulas_and_identifiers_kept():
     for kept in ("base ** 2*i / d_model", "(base**2)*i/d_model", "2*p*q*r", "__init__",
                  "`*args*`", "x * y * z"):
         assert layout.strip_markers(kept) == kept
+
+
+# --- Chinese paragraphs are not hard-wrapped (a break renders as a stray space) ---
+
+def test_reflow_joins_chinese_sentences_and_nothing_else():
+    from graders.frontends.texts import hard_wraps, reflow
+
+    source = "\n".join([
+        "在多头注", "意力中，每个 token", "的键都要保存。下一句。", "另起一行也可以。", "",
+        "- 列表项的第一行，", "  它的续行", "- 第二项", "",
+        "| 名称 | 说明 |", "|---|---|", "| `q` | 查询 |", "",
+        "```python", "x = 1  # 注释", "y = 2  # 不动", "```", "",
+        "## 标题", "正文第一行", "English lines", "wrap as they like",
+    ])
+    assert reflow(source) == "\n".join([
+        "在多头注意力中，每个 token 的键都要保存。下一句。", "另起一行也可以。", "",
+        "- 列表项的第一行，它的续行", "- 第二项", "",
+        "| 名称 | 说明 |", "|---|---|", "| `q` | 查询 |", "",
+        "```python", "x = 1  # 注释", "y = 2  # 不动", "```", "",
+        "## 标题", "正文第一行 English lines", "wrap as they like",
+    ])
+    assert len(hard_wraps(source)) == 4 and hard_wraps(reflow(source)) == []
+
+
+def chinese_markdown() -> dict[str, str]:
+    """Every markdown a Chinese reader sees: the translated READMEs, the lessons' prose in
+    the catalogs, and the zh-CN notebooks' markdown cells."""
+    import json
+
+    from graders.frontends import texts
+
+    found = {str(p.relative_to(REPO_ROOT)): p.read_text(encoding="utf-8")
+             for p in texts.translated_readmes()}
+    for path in sorted(i18n.catalog_dir("zh-CN").glob("*.po")):
+        for message in texts.read(path):
+            if message.id and message.string and texts.is_markdown(message):
+                found[f"{path.name}: {message.auto_comments[0]}"] = message.string
+    for path in sorted((REPO_ROOT / "notebooks" / "zh-CN").glob("*.ipynb")):
+        for number, cell in enumerate(json.loads(path.read_text())["cells"]):
+            if cell["cell_type"] == "markdown":
+                found[f"{path.name} cell {number}"] = "".join(cell["source"])
+    return found
+
+
+def test_no_chinese_sentence_is_hard_wrapped():
+    from graders.frontends.texts import hard_wraps
+
+    wrapped = {where: breaks for where, text in chinese_markdown().items()
+               if (breaks := hard_wraps(text))}
+    assert not wrapped, ("line breaks inside Chinese sentences (fix: python -m "
+                         "graders.frontends.texts reflow):\n" + "\n".join(
+                             f"{where}: {len(breaks)}, e.g. {breaks[0]}"
+                             for where, breaks in wrapped.items()))
