@@ -265,3 +265,19 @@ def test_no_chinese_sentence_is_hard_wrapped():
                          "graders.frontends.texts reflow):\n" + "\n".join(
                              f"{where}: {len(breaks)}, e.g. {breaks[0]}"
                              for where, breaks in wrapped.items()))
+
+
+def test_report_in_a_terminal_shows_no_markdown_and_a_pipe_keeps_lines_whole(sandbox):
+    with i18n.speaking("zh-CN"):
+        console, output = terminal(80)
+        kata(sandbox, "report", console=console, output=output)
+        shown = ANSI_ESCAPE.sub("", output.getvalue())
+    assert "01_attention：" in shown and "**" not in shown and not shown.lstrip().startswith("#")
+    path = sandbox / "katas" / KV_CACHE.name / KV_CACHE.file
+    path.write_text(path.read_text() + "\n# my attempt, saved by kata reset before it replaces it\n")
+    console, output = pipe()
+    kata(sandbox, "reset", KV_CACHE.id, "--yes", console=console, output=output)
+    kata(sandbox, "restore", KV_CACHE.id, "--list", console=console, output=output)
+    listed = [line for line in output.getvalue().splitlines() if re.match(r"\s+1\s", line)]
+    assert len(listed) == 1 and listed[0].endswith("(latest)"), output.getvalue()
+    assert layout.display_width(listed[0]) > 80  # whole, not cut at 80 columns

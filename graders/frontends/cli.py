@@ -666,8 +666,8 @@ class App:
         mock = self.running_mock()
         if mock is not None and mock["kata"] == result.kata:
             result = without_hints(result)
-            console.print(_("(a mock interview is running: no hints until you hand it in)"),
-                          style="dim", highlight=False)
+            layout.print_prose(console, _("(a mock interview is running: no hints until you "
+                                          "hand it in)"), style="dim", markup=False)
         session.render(result, console, plain=not console.is_terminal)
 
     def running_mock(self) -> dict | None:
