@@ -279,11 +279,11 @@ def import_(language: str, records: list[dict[str, str]]) -> int:
 # (GitHub, JupyterLab: "多头注 意力"). Chinese markdown keeps a paragraph on one line; a
 # break may follow a sentence's end (。！？), never split a sentence.
 
-_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f\u201c\u201d\u2018\u2019]")
-_CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef\u201c\u201d\u2018\u2019]")
+_ZH = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f\u201c\u201d\u2018\u2019]")
+_ZH_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef\u201c\u201d\u2018\u2019]")
 _SENTENCE_END = re.compile(r"[。！？][）」』”’*_]*$")
 _BLOCK_START = re.compile(r"^\s*(#|\||```|~~~|\$\$|<|>|[-*+]\s|\d+[.)]\s|$)")
-_FENCE = re.compile(r"^\s*(```|~~~|\$\$\s*$)")
+_FENCE_LINE = re.compile(r"^\s*(```|~~~|\$\$\s*$)")
 
 
 def _breaks_a_sentence(before: str, after: str) -> bool:
@@ -291,7 +291,7 @@ def _breaks_a_sentence(before: str, after: str) -> bool:
     before, after = before.rstrip(), after.lstrip()
     if not before or not after or _SENTENCE_END.search(before):
         return False
-    return bool(_CJK.match(before[-1]) or _CJK.match(after[0]))
+    return bool(_ZH.match(before[-1]) or _ZH.match(after[0]))
 
 
 def _paragraph_lines(markdown: str):
@@ -301,7 +301,7 @@ def _paragraph_lines(markdown: str):
     that ends with an intended break (two spaces, a backslash)."""
     fence, previous_is_text = None, False
     for line in markdown.split("\n"):
-        opens = _FENCE.match(line)
+        opens = _FENCE_LINE.match(line)
         if fence is not None:
             if opens and opens.group(1).strip() == fence:
                 fence = None
@@ -338,8 +338,8 @@ def reflow(markdown: str) -> str:
     for line, continues in _paragraph_lines(markdown):
         if out and continues and _breaks_a_sentence(out[-1], line):
             before, after = out[-1].rstrip(), line.lstrip()
-            tight = (_CJK_PUNCTUATION.match(before[-1]) or _CJK_PUNCTUATION.match(after[0])
-                     or (_CJK.match(before[-1]) and _CJK.match(after[0])))
+            tight = (_ZH_PUNCTUATION.match(before[-1]) or _ZH_PUNCTUATION.match(after[0])
+                     or (_ZH.match(before[-1]) and _ZH.match(after[0])))
             out[-1] = before + ("" if tight else " ") + after
         else:
             out.append(line)
