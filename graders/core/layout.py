@@ -370,9 +370,6 @@ def print_prose(console: Console, text: str | Text = "", *, style: str = "",
 
 # --------------------------------------------------------------------------- tables
 
-Cell = "str | Text"
-
-
 def _as_text(cell) -> Text:
     from rich.text import Text
 
