@@ -46,6 +46,7 @@ _ITALIC = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])"
 _UNDERSCORE = re.compile(r"(?<![\w`\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?!\w)")
 _CODE = re.compile(r"`([^`\n]+)`")
 CODE_STYLE = "bold cyan"
+SHORT_COLUMN = 12  # columns up to this wide are never wrapped in a table
 
 
 def _emphasis(plain: str, pattern: re.Pattern) -> list[re.Match]:
@@ -449,6 +450,8 @@ def print_table(console: Console, header: Sequence[str], rows: Sequence[Sequence
               for n, name in enumerate(header)]
     highest = [max(cell_len(name), *(_widest_line(row[n]) for row in measured))
                for n, name in enumerate(header)]
+    # A short column (a status, a tier, "核心") is not wrapped at all: only long text may be.
+    lowest = [max(low, min(high, SHORT_COLUMN)) for low, high in zip(lowest, highest)]
     # Box drawing costs three columns a column: drop it before stacking.
     for frame in ([box.HEAVY_HEAD, None] if boxed else [None]):
         overhead = 3 * len(header) + 1 if frame else 2 * (len(header) - 1)
