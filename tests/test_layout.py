@@ -220,20 +220,20 @@ def test_reflow_joins_chinese_sentences_and_nothing_else():
     from graders.frontends.texts import hard_wraps, reflow
 
     source = "\n".join([
-        "在多头注", "意力中，每个 token", "的键都要保存。下一句。", "另起一行也可以。", "",
+        "在多头注", "意力中，每个 token", "的键都要保存。下一句还会", "*点出名字*。", "另起一行也可以。", "",
         "- 列表项的第一行，", "  它的续行", "- 第二项", "",
         "| 名称 | 说明 |", "|---|---|", "| `q` | 查询 |", "",
         "```python", "x = 1  # 注释", "y = 2  # 不动", "```", "",
         "## 标题", "正文第一行", "English lines", "wrap as they like",
     ])
     assert reflow(source) == "\n".join([
-        "在多头注意力中，每个 token 的键都要保存。下一句。", "另起一行也可以。", "",
+        "在多头注意力中，每个 token 的键都要保存。下一句还会*点出名字*。", "另起一行也可以。", "",
         "- 列表项的第一行，它的续行", "- 第二项", "",
         "| 名称 | 说明 |", "|---|---|", "| `q` | 查询 |", "",
         "```python", "x = 1  # 注释", "y = 2  # 不动", "```", "",
         "## 标题", "正文第一行 English lines", "wrap as they like",
     ])
-    assert len(hard_wraps(source)) == 4 and hard_wraps(reflow(source)) == []
+    assert len(hard_wraps(source)) == 5 and hard_wraps(reflow(source)) == []
 
 
 def chinese_markdown() -> dict[str, str]:

@@ -338,8 +338,10 @@ def reflow(markdown: str) -> str:
     for line, continues in _paragraph_lines(markdown):
         if out and continues and _breaks_a_sentence(out[-1], line):
             before, after = out[-1].rstrip(), line.lstrip()
-            tight = (_ZH_PUNCTUATION.match(before[-1]) or _ZH_PUNCTUATION.match(after[0])
-                     or (_ZH.match(before[-1]) and _ZH.match(after[0])))
+            # Emphasis markers are not text: "还会" + "*点出*" joins tight, like the words.
+            last, first = before.rstrip("*_")[-1:] or " ", after.lstrip("*_")[:1] or " "
+            tight = (_ZH_PUNCTUATION.match(last) or _ZH_PUNCTUATION.match(first)
+                     or (_ZH.match(last) and _ZH.match(first)))
             out[-1] = before + ("" if tight else " ") + after
         else:
             out.append(line)
