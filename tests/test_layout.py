@@ -42,7 +42,7 @@ MARKERS = re.compile(r"\*\*\S|(?<![\w*])\*[^\s*][^*\n]*?[^\s*]\*(?![\w*])|(?<![\
 
 
 def atoms_of(text: str) -> set[str]:
-    return {match.strip("`") for match in ATOMS.findall(text)}
+    return {atom for match in ATOMS.findall(text) if len(atom := match.strip("`")) > 2}
 
 
 def assert_laid_out(shown: str, source: str, width: int | None) -> None:
@@ -281,3 +281,15 @@ def test_report_in_a_terminal_shows_no_markdown_and_a_pipe_keeps_lines_whole(san
     listed = [line for line in output.getvalue().splitlines() if re.match(r"\s+1\s", line)]
     assert len(listed) == 1 and listed[0].endswith("(latest)"), output.getvalue()
     assert layout.display_width(listed[0]) > 80  # whole, not cut at 80 columns
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_readmes_shown_in_a_terminal_keep_atoms_whole(language):
+    """kata mock shows the README's questions laid out like this (code blocks apart)."""
+    for kata in registry.KATAS:
+        readme = kata.folder / i18n.readme_name(language)
+        source = re.sub(r"^\s*```.*?^\s*```\n?", "", readme.read_text(encoding="utf-8"),
+                        flags=re.S | re.M)
+        console, output = terminal(60)
+        layout.print_markdown(console, source)
+        assert_laid_out(output.getvalue(), re.sub(r"\s*\n\s*", " ", source), 60)

@@ -41,8 +41,10 @@ _PAIRS = {"(": ")", "[": "]", "{": "}"}
 # Two alphabetic words of 3+ letters in a row read as prose, not as a shape or an argument list.
 _PROSE_WORDS = re.compile(r"(?<![\w.])[^\W\d_]{3,}\s+[^\W\d_]{3,}(?![\w(])")
 
-_BOLD = re.compile(r"(?<![\w*\\])\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*(?![\w*])")
-_ITALIC = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
+# An asterisk touching a Latin letter or digit is arithmetic (2*p*q*r); touching Chinese, it
+# is emphasis, as markdown reads it (键**被屏蔽**).
+_BOLD = re.compile(r"(?<![A-Za-z0-9_*\\])\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*(?![A-Za-z0-9_*])")
+_ITALIC = re.compile(r"(?<![A-Za-z0-9_*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![A-Za-z0-9_*])")
 _UNDERSCORE = re.compile(r"(?<![\w`\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?!\w)")
 _CODE = re.compile(r"`([^`\n]+)`")
 CODE_STYLE = "bold cyan"
@@ -105,7 +107,13 @@ def _closing(line: str, start: int) -> int | None:
 def _word_end(line: str, i: int, code: set[int]) -> int:
     """End of the Latin atom read from ``i``: up to a space or a Chinese character, past
     any backticked span and any code-like bracketed group, spaces included."""
-    while i < len(line) and not line[i].isspace() and not _is_cjk(line[i]):
+    while i < len(line):
+        if i in code:  # a span that was backticked (its backticks already taken off)
+            while i in code:
+                i += 1
+            continue
+        if line[i].isspace() or _is_cjk(line[i]):
+            break
         if line[i] == "`":
             close = line.find("`", i + 1)
             if close > i:
@@ -116,10 +124,6 @@ def _word_end(line: str, i: int, code: set[int]) -> int:
             if close is not None and _code_like(line[i + 1:close]):
                 i = close + 1
                 continue
-        elif i in code:  # a span that was backticked (its backticks already taken off)
-            while i in code:
-                i += 1
-            continue
         i += 1
     return i
 
@@ -187,7 +191,7 @@ def atoms(line: str, limit: int = 10**6, code: Iterable[int] = ()) -> list[tuple
             continue
         start = i
         i = i + 1 if _is_cjk(line[i]) and i not in code else _word_end(line, i, code)
-        while i < len(line) and line[i] in _CLOSERS:
+        while i < len(line) and line[i] in _CLOSERS and i not in code:
             i += 1
         i = max(i, start + 1)
         glued = spans and spans[-1][1] == start and (
@@ -314,13 +318,15 @@ class Prose:
     """A text laid out by this module's rules at whatever width rich gives it: in a table
     cell, the column's width; printed alone, the console's."""
 
-    def __init__(self, text: str | Text, style: str = ""):
+    def __init__(self, text: str | Text, style: str = "", hang: int = 0):
+        """``hang``: how much further than the first line the following lines are indented
+        (a list item's text under its text, not under its bullet)."""
         from rich.text import Text
 
         text = _show_emphasis(text.copy() if isinstance(text, Text) else Text(text))
         if style:
             text.stylize(style)
-        self.text = text
+        self.text, self.hang = text, hang
 
     def _lines(self, width: int, with_colour: bool) -> list[Text]:
         from rich.text import Text
@@ -328,9 +334,9 @@ class Prose:
         out: list[Text] = []
         for paragraph in self.text.split("\n", allow_blank=True) or [Text("")]:
             shown, code = _show_code(paragraph, with_colour)
-            indent, pieces = break_line(shown.plain, width, code)
-            for start, end in pieces:
-                line = Text(indent) + shown[start:end]
+            indent, pieces = break_line(shown.plain, max(1, width - self.hang), code)
+            for number, (start, end) in enumerate(pieces):
+                line = Text(indent + " " * (self.hang if number else 0)) + shown[start:end]
                 line.rstrip()
                 out.append(line)
         return out
@@ -499,30 +505,64 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
+_LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d+[.)])\s+")
+_CJK_EDGE = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+
+
+def _join_lines(before: str, after: str) -> str:
+    """Two lines of one markdown paragraph as one: a space between them, none where
+    either side is Chinese."""
+    tight = _CJK_EDGE.match(before[-1:] or " ") or _CJK_EDGE.match(after[:1] or " ")
+    return before + ("" if tight else " ") + after
+
+
 def print_markdown(console: Console, source: str) -> None:
-    """A markdown document (``kata report``) shown in a terminal: headings in bold, tables as
-    :func:`print_table`, paragraphs and list items as prose; emphasis and code styled, their
-    markers never printed."""
+    """A markdown document (``kata report``, a README's questions) shown in a terminal:
+    headings in bold, tables as :func:`print_table`, each paragraph and list item as one
+    prose block (its source lines joined), code blocks as they are; emphasis and code
+    styled, their markers never printed."""
     from rich.text import Text
 
     lines = source.splitlines()
-    i = 0
+    block: list = []  # the paragraph or list item being read: [its text, its hang]
+
+    def flush() -> None:
+        if block:
+            console.print(Prose(block[0], hang=block[1]))
+            block.clear()
+
+    i, fence = 0, None
     while i < len(lines):
         line = lines[i]
-        if line.startswith("|") and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]):
+        i += 1
+        opens = re.match(r"^\s*(```|~~~)", line)
+        if fence or opens:
+            flush()
+            console.print(Text(line), soft_wrap=True, highlight=False)
+            fence = None if fence and opens else (fence or opens.group(1))
+            continue
+        if line.startswith("|") and i < len(lines) and _TABLE_RULE.match(lines[i]):
+            flush()
             header, rows = _cells(line), []
-            i += 2
+            i += 1
             while i < len(lines) and lines[i].startswith("|"):
                 rows.append(_cells(lines[i]))
                 i += 1
             print_table(console, header, rows, plain=False)
             continue
         heading = re.match(r"^(#{1,6})\s+(.*)", line)
+        item = _LIST_ITEM.match(line)
+        if heading or item or not line.strip():
+            flush()
         if heading:
             console.print(Prose(heading.group(2), "bold underline" if len(heading.group(1)) == 1
                                 else "bold"))
-        elif line.strip():
-            console.print(Prose(line))
-        else:
+        elif item:
+            block[:] = [line.rstrip(), item.end() - len(item.group(1))]
+        elif not line.strip():
             console.print()
-        i += 1
+        elif block:
+            block[0] = _join_lines(block[0], line.strip())
+        else:
+            block[:] = [line.rstrip(), 0]
+    flush()

@@ -479,19 +479,18 @@ class App:
         self.console.print(text, soft_wrap=True)
 
     def markdown(self, source: str) -> None:
-        """Print markdown: rendered on a terminal, its code blocks printed as code (rich
-        would wrap them mid-expression); as it is, unwrapped, when not on a terminal."""
+        """Print markdown: laid out on a terminal (graders.core.layout: no markers, never a
+        slug or code span split), its code blocks printed as code; as it is, unwrapped, when
+        not on a terminal."""
         if self.plain:
             self.console.print(source, markup=False, highlight=False, soft_wrap=True)
             return
-        from rich.markdown import Markdown
-
         pieces = re.split(r"^```[^\n]*\n(.*?)^```[ \t]*$", source, flags=re.S | re.M)
         for number, piece in enumerate(pieces):
             if number % 2:  # inside a fence
                 self.code(textwrap.indent(piece, "    "))
             elif piece.strip():
-                self.console.print(Markdown(piece))
+                layout.print_markdown(self.console, piece)
 
     def show_path(self, path: Path) -> str:
         try:
