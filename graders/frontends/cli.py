@@ -48,7 +48,6 @@ from typing import Any, Callable, Iterable, Mapping
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from graders.core import i18n, layout, registry
@@ -463,11 +462,6 @@ class App:
                 self.print(title, style=style, markup=False)
         else:
             self.console.rule(escape(title), align="left", style=style)
-
-    def table(self, title: str | None = None) -> Table:
-        from rich import box
-
-        return Table(title=title, title_justify="left", box=None if self.plain else box.HEAVY_HEAD)
 
     def code(self, source: str) -> None:
         """Print Python code as code: highlighted on a terminal, never wrapped nor cut - a
