@@ -412,9 +412,8 @@ def _plain_rows(console: Console, header: Sequence[str], rows: Sequence[Sequence
 def _stacked(console: Console, header: Sequence[str], rows: Sequence[Sequence]) -> None:
     """One block per row: its first cell, then each other non-empty cell on a line of its own
     after its column's name, laid out to the console's width."""
-    from rich.text import Text
-
     from rich.markup import escape
+    from rich.text import Text
 
     from graders.core.i18n import _
 
@@ -440,10 +439,9 @@ def print_table(console: Console, header: Sequence[str], rows: Sequence[Sequence
     the stacked layout. Not on a terminal (``plain``; default: the console is not one): one
     line per row, unwrapped.
     """
-    from rich.text import Text
-
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     if title:
         print_prose(console, Text(title), plain=plain)
