@@ -943,7 +943,7 @@ def cmd_restore(app: App, args: argparse.Namespace) -> int:
             lines = _("{count} lines", count=f"{len(backup.read_bytes().splitlines()):>4}")
             app.print(f"  {number:>2}  {backup_time(backup)}  {lines}  "  # one line each, never wrapped
                       f"{app.show_path(backup)}" + (f"  ({', '.join(notes)})" if notes else ""),
-                      markup=False, soft_wrap=True)
+                      markup=False, plain=True)
         return 0
     choice = args.backup or "1"
     if choice.isdigit() and 1 <= int(choice) <= len(backups):
