@@ -37,8 +37,8 @@ _ENTRIES = (
     Mistake("mask-inverted",
             "The boolean mask was read the wrong way round: True means *blocked* here (as "
             "in nn.MultiheadAttention), not 'may attend'.",
-            "True means blocked (or padded): masked_fill(mask, float('-inf')) with the mask as "
-            "given, and padding is position >= length."),
+            "True means blocked: masked_fill(mask, float('-inf')) with the mask as given (no "
+            "~); a mask you build is True (or -inf) where attending is not allowed."),
     Mistake("mask-after-softmax",
             "The mask was applied after the softmax, so the remaining weights no longer sum "
             "to 1.",
