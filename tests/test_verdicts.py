@@ -83,3 +83,18 @@ def test_right_value_wrong_type_is_said_so():
     text = str(failure.value)
     assert "right value, wrong type" in text and "31248.0" in text, text
     assert "e+04" not in text
+
+
+def test_causal_mask_made_on_the_cpu_whatever_the_device_fails(tmp_path):
+    """Kata 04: causal_mask(size, device) that ignores ``device`` fails on a CPU-only machine
+    too (asked for the meta device); no slug names it."""
+    masks = registry.get("04_masks")
+    path = edited(masks, tmp_path, [(
+        '    full = torch.full((size, size), float("-inf"), device=device)',
+        '    full = torch.full((size, size), float("-inf"))')])
+    session = run_session(masks, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    assert session.failed == 1, session.output
+    report = "\n".join(session.failure_reports()[0])
+    assert "expected device meta, got cpu" in report, report
+    assert session.slugs == set(), session.output
