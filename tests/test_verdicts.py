@@ -98,3 +98,19 @@ def test_causal_mask_made_on_the_cpu_whatever_the_device_fails(tmp_path):
     report = "\n".join(session.failure_reports()[0])
     assert "expected device meta, got cpu" in report, report
     assert session.slugs == set(), session.output
+
+
+def test_decoder_layer_without_dropout3_fails(tmp_path):
+    """Kata 08: a feed-forward output never sent through dropout3 fails in training mode
+    with dropout near 1 (every residual branch must be dropped); no slug names it."""
+    decoder = registry.get("08_decoder_layer")
+    path = edited(decoder, tmp_path, [(
+        "        return self.dropout3(self.linear2(hidden))",
+        "        return self.linear2(hidden)")])
+    session = run_session(decoder, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    assert session.failed == 1, session.output
+    assert "test_dropout_only_in_training" in session.output
+    report = "\n".join(session.failure_reports()[0])
+    assert "every residual branch dropped" in report and "dropout3 after" in report, report
+    assert session.slugs == set(), session.output
