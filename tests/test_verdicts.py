@@ -114,3 +114,22 @@ def test_decoder_layer_without_dropout3_fails(tmp_path):
     report = "\n".join(session.failure_reports()[0])
     assert "every residual branch dropped" in report and "dropout3 after" in report, report
     assert session.slugs == set(), session.output
+
+
+def test_rope_preview_starts_at_the_first_difference():
+    """Kata 12 compares by angle (its own tolerance), and its previews too start where the
+    rotated values first differ, not at index 0 (learner trial, message 4)."""
+    from graders.rope import expect_rotated
+
+    expected = torch.arange(16, dtype=torch.float64).reshape(1, 1, 2, 8) / 10
+    got = expected.clone().float()
+    got[0, 0, 1, 1] += 1.0
+    angle = torch.zeros_like(expected)
+    with pytest.raises(GradingFailure) as failure:
+        expect_rotated(got, expected, angle, expected.abs(), torch.float32, "cpu",
+                       "the rotated x", "x (1, 1, 2, 8)")
+    lines = str(failure.value).splitlines()
+    expected_line = next(line for line in lines if line.strip().startswith("expected"))
+    got_line = next(line for line in lines if line.strip().startswith("got"))
+    assert "[..., 0.8, 0.9, 1, 1.1, ...]" in expected_line, lines
+    assert "[..., 0.8, 1.9, 1, 1.1, ...]" in got_line, lines
