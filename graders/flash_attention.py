@@ -228,11 +228,13 @@ def misplaced_causal_suspect(q: Tensor, k: Tensor, v: Tensor, index: int) -> Sus
         got64 = got.detach().to("cpu", torch.float64)[..., None, :] if index == 0 else \
             got.detach().to("cpu", torch.float64)[..., None]
         close = torch.isclose(got64, prefixes, rtol=1e-3, atol=1e-4)
+        # Query 0 with no key at all (the diagonal blocked) may be left NaN by the online
+        # softmax as written; NaN elsewhere is another mistake's (an overflow).
+        no_key = (torch.arange(m + 1) == 0) & (torch.arange(close.size(2))[:, None] == 0)
         if index == 0:
-            empty = torch.isnan(got64).all(-1)[..., :1]  # a query with no key, left NaN
-            close = close.all(-1) | (empty & (torch.arange(m + 1) == 0))
+            close = close.all(-1) | (torch.isnan(got64).all(-1) & no_key)
         else:
-            close = close | (torch.isnan(got64) & (torch.arange(m + 1) == 0))
+            close = close | (torch.isnan(got64) & no_key)
         seen = close.flatten(0, 1).all(0)  # (n, m+1): which prefixes every (batch, head) fits
         if not bool(seen.any(-1).all()):
             return False
