@@ -39,6 +39,7 @@ from graders.core.compare import (
     expect_tensor,
     tolerance,
 )
+from graders.core.i18n import _
 from graders.core.implementation import Implementation
 from graders.core.inputs import (
     bool_mask,
@@ -524,36 +525,74 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
         return
     details = diff.lines()
     slug = None
-    if (probe is not None and diff.missing and not diff.unexpected and not diff.resized
-            and all(".multihead_attn." in "." + k for k in diff.missing)):
-        slug = _probe_memory_use(impl, module, ours, probe)
-        if slug == "shared-attention-weights":
-            details.append("your layer has no multihead_attn, yet its output depends on memory: "
-                           "one attention module is doing both jobs")
-        elif slug == "cross-attention-missing":
-            details.append("your layer has no multihead_attn, and its output does not depend "
-                           "on memory at all")
+    hidden = [name for name, value in vars(module).items() if isinstance(value, (list, tuple))
+              and any(isinstance(item, nn.Module) for item in value)]
+    if probe is not None and any(".multihead_attn." in "." + k for k in diff.missing):
+        only_cross = (not diff.unexpected and not diff.resized
+                      and all(".multihead_attn." in "." + k for k in diff.missing))
+        use = _probe_memory_use(impl, module, ours, probe)
+        if use == "none":
+            slug = "cross-attention-missing"
+            details.append(_("your layer has no multihead_attn, and its output does not "
+                             "depend on memory at all"))
+        elif use == "self_attn" and only_cross:
+            slug = "shared-attention-weights"
+            details.append(_("your layer has no multihead_attn, yet its output depends on "
+                             "memory: one attention module is doing both jobs"))
+        elif use == "unregistered" and not hidden:
+            details.append(_("your layer reads memory with weights that are not in its state "
+                             "dict: a module kept in a plain Python list or dict is not "
+                             "registered (state_dict(), parameters() and .to() miss it); make "
+                             "it an attribute, or use nn.ModuleList / nn.ModuleDict"))
+    if hidden and diff.missing:
+        details.append(_("{names}: a plain Python list holds modules there, which are not "
+                         "registered (state_dict(), parameters() and .to() miss them): use "
+                         "nn.ModuleList", names=", ".join(hidden)))
     details.append(f"name the submodules like PyTorch's: {SUBMODULES}")
     raise verdict(f"loading PyTorch's weights into {what}", on, details, slug)
 
 
 def _probe_memory_use(impl: Implementation, module: nn.Module, state: dict[str, Tensor],
                       probe: Inputs) -> str | None:
-    """Load what fits and run the module on two different memories, under the guard
-    (None when that fails: the failure itself is not this check's verdict)."""
+    """How the layer's output depends on memory, with what fits of ``state`` loaded: "none"
+    (it does not: the cross-attention is missing), "self_attn" (it does, and no longer
+    once self_attn's weights are zeroed: self_attn reads memory too), "unregistered" (it
+    still does: weights outside the state dict, e.g. a module kept in a plain list read
+    memory). Runs under the guard; None when that fails (the failure itself is not this
+    check's verdict)."""
     what, on = "TransformerDecoderLayer.forward", "a probe: does the output depend on memory?"
-    try:
-        impl.call(module.load_state_dict, state, strict=False, what="load_state_dict", on=on)
-        module.eval()
-        outs = [impl.call(module, probe.tgt, memory, what=what, on=on)
-                for memory in (probe.memory, probe.memory * -2.0 + 1.0)]
-    except GradingFailure:
+    zeroed = {k: torch.zeros_like(v) if k.startswith("self_attn.") else v
+              for k, v in state.items()}
+
+    def reads_memory(weights: dict[str, Tensor]) -> bool | None:
+        try:
+            impl.call(module.load_state_dict, weights, strict=False, what="load_state_dict",
+                      on=on)
+            module.eval()
+            outs = []
+            for memory in (probe.memory, probe.memory * -2.0 + 1.0):
+                # The same random draws for both calls: a module that eval() does not reach
+                # (kept in a plain list) still drops out, alike on both.
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(0)
+                    outs.append(impl.call(module, probe.tgt, memory, what=what, on=on))
+        except GradingFailure:
+            return None
+        if not all(isinstance(out, Tensor) and out.is_floating_point()
+                   and bool(out.isfinite().all()) for out in outs) or outs[0].shape != outs[1].shape:
+            return None
+        return not torch.allclose(outs[0].detach(), outs[1].detach(), rtol=1e-5, atol=1e-6)
+
+    reads = reads_memory(state)
+    if reads is None:
         return None
-    if not all(isinstance(out, Tensor) and out.is_floating_point() and bool(out.isfinite().all())
-               for out in outs) or outs[0].shape != outs[1].shape:
+    if not reads:
+        return "none"
+    reads_without_self_attn = reads_memory(zeroed)
+    impl.call(module.load_state_dict, state, strict=False, what="load_state_dict", on=on)
+    if reads_without_self_attn is None:
         return None
-    same = torch.allclose(outs[0].detach(), outs[1].detach(), rtol=1e-5, atol=1e-6)
-    return "cross-attention-missing" if same else "shared-attention-weights"
+    return "unregistered" if reads_without_self_attn else "self_attn"
 
 
 def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
@@ -1035,6 +1074,38 @@ def test_dropout_only_in_training(impl):
                  twin_output(twin, inputs.tgt, inputs),
                  "the output in training mode with dropout=0.0 (must equal eval mode)", on,
                  layer_suspects(state, inputs, args))
+
+    check_every_branch_dropped(impl, inputs)
+
+
+# Dropout as near to 1 as keeps hand-written dropout's 1 / (1 - p) finite: in training mode
+# it zeroes every element it acts on (a kept one among these few thousand is a 1e-5 chance).
+NEARLY_ONE = 1 - 1e-9
+
+
+def check_every_branch_dropped(impl: Implementation, inputs: Inputs) -> None:
+    """Training mode with dropout = 1 - 1e-9 drops the output of each residual branch
+    (dropout1, dropout2, dropout3): the output is tgt with Pre-LN, norm3(norm2(norm1(tgt)))
+    with Post-LN, what PyTorch's layer gives. A branch left undropped (say, dropout3 never
+    applied to the feed-forward output) shows there, unlike at a moderate rate."""
+    for norm_first in (True, False):
+        args = LayerArgs(dropout=NEARLY_ONE, norm_first=norm_first)
+        twin = layer_twin(args, seed=920 + norm_first)
+        layer = build_layer(impl, args, twin).train()
+        on = describe(inputs, args, _(", dropout=1 - 1e-9, training mode"))
+        got = run(impl, layer, "TransformerDecoderLayer.forward", inputs.tgt, inputs, args, on)
+        with torch.no_grad():
+            expected = (inputs.tgt if norm_first
+                        else twin.norm3(twin.norm2(twin.norm1(inputs.tgt))))
+        try:
+            expect_close(got, expected, _("the output in training mode with dropout = 1 - "
+                                          "1e-9 (every residual branch dropped)"), on)
+        except GradingFailure as failure:
+            raise GradingFailure(str(failure) + "\n  " + _(
+                "each branch's output goes through its own dropout before the residual sum: "
+                "dropout1 after self_attn, dropout2 after multihead_attn, dropout3 after "
+                "linear2 (and dropout between the activation and linear2)"),
+                slug=failure.slug) from None
 
 
 @pytest.mark.followup

@@ -13,8 +13,8 @@ output, each returned cache the keys and values of every position so far.
 switch for the causal mask (shifted by the cache length, aligned top-left, none); the
 returned cache is compared with what each cache mistake would return (the old cache, the
 new positions alone, a concatenation along another axis). A cache modified in place is
-caught by comparing the caller's tensors - and the whole buffer behind them when the
-cache is a narrow view of a larger one - before and after the call.
+caught by comparing the caller's tensors - their values, version counters and every byte
+of the storage behind them, beyond their visible extent too - before and after each call.
 """
 
 from __future__ import annotations
@@ -111,9 +111,12 @@ def pytorch_full(twin: nn.MultiheadAttention, x: Tensor,
                                       {"attn_mask": mask, "need_weights": False})[0]
 
 
-def split_heads(x: Tensor, num_heads: int) -> Tensor:
-    """(b, n, E) -> (b, h, n, d), head i = columns i*d:(i+1)*d."""
+def split_heads(x: Tensor, num_heads: int, reshape_only: bool = False) -> Tensor:
+    """(b, n, E) -> (b, h, n, d), head i = columns i*d:(i+1)*d; ``reshape_only``: a
+    reshape straight to (b, h, n, d), which mixes positions (reshape-without-transpose)."""
     b, n, embed = x.shape
+    if reshape_only:
+        return x.reshape(b, num_heads, n, embed // num_heads)
     return x.view(b, n, num_heads, embed // num_heads).transpose(1, 2)
 
 
@@ -129,24 +132,29 @@ def keys_values(state: dict[str, Tensor], x: Tensor, num_heads: int) -> tuple[Te
 
 
 def chunk_reference(state: dict[str, Tensor], x: Tensor, start: int, num_heads: int,
-                    mask: str = "shifted") -> Tensor:
+                    mask: str = "shifted", heads: str = "") -> Tensor:
     """One call of the module for positions start ... n-1 of x (b, n, E), with positions
     0 ... start-1 in the cache: output (b, n - start, E).
 
     mask: "shifted" (right: new query i, at position start + i, sees keys 0 ... start + i),
     "top-left" (causal-mask-offset: query i sees keys 0 ... i, as is_causal=True aligns it),
-    "none" (causal-mask-missing).
+    "none" (causal-mask-missing). heads: "split", "merge" or "both" for the heads split,
+    merged or both with a reshape alone (reshape-without-transpose).
     """
     b, n, embed = x.shape
     t = n - start
-    q = split_heads(project(state, "q_proj", x[:, start:]), num_heads)
-    k, v = keys_values(state, x, num_heads)
+    wrong_split = heads in ("split", "both")
+    q = split_heads(project(state, "q_proj", x[:, start:]), num_heads, wrong_split)
+    k = split_heads(project(state, "k_proj", x), num_heads, wrong_split)
+    v = split_heads(project(state, "v_proj", x), num_heads, wrong_split)
     offset = {"shifted": start, "top-left": 0, "none": None}[mask]
     scores = q @ k.transpose(-2, -1) / math.sqrt(embed // num_heads)
     if offset is not None:
         blocked = torch.ones(t, n, dtype=torch.bool, device=x.device).triu(diagonal=offset + 1)
         scores = scores.masked_fill(blocked, float("-inf"))
     attended = torch.softmax(scores, dim=-1) @ v
+    if heads in ("merge", "both"):
+        return project(state, "out_proj", attended.reshape(b, t, embed))
     return project(state, "out_proj", attended.transpose(1, 2).reshape(b, t, embed))
 
 
@@ -200,14 +208,30 @@ def cache_tensors(cache: Any) -> list[Tensor]:
     return [t for t in cache if isinstance(t, Tensor)] if isinstance(cache, (tuple, list)) else []
 
 
-def _snapshot(tensors: Iterable[Tensor]) -> list[tuple[Tensor, tuple, int, Tensor]]:
-    return [(t, tuple(t.shape), t._version, t.detach().clone()) for t in tensors]
+def storage_bytes(t: Tensor) -> Tensor:
+    """Every byte of the storage behind ``t`` (uint8, 1-D), its visible extent or not: a
+    view of the storage, which sees later writes through any alias."""
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
 
 
-def _changed(snapshot: list[tuple[Tensor, tuple, int, Tensor]]) -> bool:
+def _snapshot(tensors: Iterable[Tensor]) -> list[tuple[Tensor, tuple, int, Tensor, Tensor]]:
+    return [(t, tuple(t.shape), t._version, t.detach().clone(), storage_bytes(t).clone())
+            for t in tensors]
+
+
+def _visibly_changed(snapshot: list[tuple[Tensor, tuple, int, Tensor, Tensor]]) -> bool:
+    """Whether a tensor's shape, version counter or values changed."""
     return any(tuple(t.shape) != shape or t._version != version
                or not torch.equal(torch.nan_to_num(t.detach()), torch.nan_to_num(copy))
-               for t, shape, version, copy in snapshot)
+               for t, shape, version, copy, _ in snapshot)
+
+
+def _changed(snapshot: list[tuple[Tensor, tuple, int, Tensor, Tensor]]) -> bool:
+    """Whether a tensor changed visibly or in any byte of the storage behind it: a write
+    into room beyond its visible extent (a growable buffer's spare capacity, through an
+    alias with a version counter of its own) counts too."""
+    return _visibly_changed(snapshot) or any(not torch.equal(storage_bytes(t), stored)
+                                             for t, _, _, _, stored in snapshot)
 
 
 def run_forward(impl: Implementation, module: nn.Module, x: Tensor, cache: Any, what: str,
@@ -217,7 +241,8 @@ def run_forward(impl: Implementation, module: nn.Module, x: Tensor, cache: Any, 
     before = _snapshot([*cache_tensors(cache), *buffers])
 
     def modified() -> GradingFailure:
-        where = " (the storage behind it, beyond the s visible positions)" if buffers else ""
+        beyond = buffers or not _visibly_changed(before)
+        where = " (the storage behind it, beyond the s visible positions)" if beyond else ""
         return verdict(f"{what}.forward", on, [
             f"the cache passed in was modified in place{where}; it must stay as it was",
             "(another call may branch from the same cache, as beam search does)"],
@@ -305,7 +330,11 @@ def check_call(impl: Implementation, module: nn.Module, what: str, state: dict[s
     suspects = [Suspect("causal-mask-offset",
                         predict=lambda: chunk_reference(state, prefix, s, num_heads, "top-left")),
                 missing_mask_suspect(impl, module, what, state, x, s, t, cache, num_heads, on,
-                                     buffers)]
+                                     buffers),
+                *(Suspect("reshape-without-transpose",
+                          predict=lambda h=heads: chunk_reference(state, prefix, s, num_heads,
+                                                                  heads=h))
+                  for heads in ("split", "merge", "both"))]
     expect_close(output, full_out[:, s:s + t],
                  "the output (b, t, E) against nn.MultiheadAttention with a causal mask on the "
                  "whole sequence", on, suspects, slack=slack)

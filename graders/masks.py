@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core import guard
+from graders.core.i18n import _
 from graders.core.reference import additive_mask, attend
 from graders.core.compare import (
     MISTAKE_SLACK,
@@ -408,6 +410,37 @@ def check_merge(impl: Implementation, key_padding_mask: Tensor | None, attn_mask
 # --------------------------------------------------------------------------- causal_mask
 
 
+def check_causal_on_meta(impl: Implementation, size: int) -> None:
+    """causal_mask(size, device="meta") is made on the meta device: a mask built on the
+    CPU whatever ``device`` says fails here on any machine. A meta tensor has no values, so
+    only its shape, dtype and device are checked; a function that raises on meta (a
+    correct one may read values, e.g. with .item()) did honour the device and passes."""
+    on = f"size={size}, device='meta'"
+    fn = impl.attr("causal_mask")
+
+    def on_meta(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (guard.ForbiddenCall, guard.LearnerTimeout):
+            raise
+        except Exception:  # values asked of a meta tensor: it was made there
+            return None
+
+    got = impl.call(on_meta, size, device="meta", what="causal_mask", on=on)
+    if got is None:
+        return
+    check = _("causal_mask on the device it is given")
+    got = expect_tensor(got, check, on)
+    if got.device.type != "meta":
+        raise verdict(check, on, [
+            _("expected device meta, got {device}: make the mask on `device` (e.g. "
+              "torch.full(..., device=device)), not on the CPU", device=got.device)])
+    if got.shape != (size, size) or got.dtype != torch.float32:
+        raise verdict(check, on, [_("expected float32 {expected}, got {dtype} {shape}",
+                                    expected=(size, size), dtype=str(got.dtype)[6:],
+                                    shape=tuple(got.shape))])
+
+
 def check_causal(impl: Implementation, size: int, device=None) -> None:
     on = f"size={size}" + ("" if device is None else f", device={device!r}")
     fn = impl.attr("causal_mask")
@@ -433,11 +466,13 @@ def check_causal(impl: Implementation, size: int, device=None) -> None:
 
 @pytest.mark.core
 def test_causal_mask(impl):
-    """0 on and below the diagonal, -inf above, float32 on the CPU; sizes 1 to 8."""
+    """0 on and below the diagonal, -inf above, float32 on the CPU; sizes 1 to 8; made on
+    the device given (the meta device, which every machine has)."""
     for size in (5, 1, 2, 8):
         check_causal(impl, size)
     check_causal(impl, 3, device="cpu")
     check_causal(impl, 4, device=torch.device("cpu"))
+    check_causal_on_meta(impl, 6)
 
 
 # -------------------------------------------------------------------------- padding_mask

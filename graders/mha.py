@@ -118,16 +118,22 @@ def in_projections(
     bias_parts: tuple[int, int, int] = IDENTITY,
     in_bias: tuple[bool, bool, bool] = (True, True, True),
     strided: tuple[bool, bool] = (False, False),
+    per_head: int = 0,
 ) -> list[Tensor]:
     """q, k, v = F.linear(xs[inputs[i]], W[weight_parts[i]], b[bias_parts[i]]) for i = 0, 1, 2.
 
     xs are the batch-first (query, key, value); W and b the thirds of in_proj_weight /
     in_proj_bias, or, where ``strided`` says so (for W, for b), every third row instead
-    (``view(E, 3, E)`` read as (q, k, v) per row). The default arguments are the correct
-    projections.
+    (``view(E, 3, E)`` read as (q, k, v) per row), or with ``per_head`` (the number of
+    heads) each head's q, k and v rows side by side (the fused projection viewed as
+    (h, 3, d), Megatron's layout, instead of (3, h, d)). The default arguments are the
+    correct projections.
     """
 
     def thirds(t: Tensor, every_third: bool) -> tuple[Tensor, ...]:
+        if per_head:
+            grouped = t.reshape(per_head, 3, t.size(0) // (3 * per_head), *t.shape[1:])
+            return tuple(grouped[:, i].reshape(t.size(0) // 3, *t.shape[1:]) for i in range(3))
         return tuple(t[i::3] for i in range(3)) if every_third else t.chunk(3)
 
     weights = thirds(state["in_proj_weight"], strided[0])
@@ -248,6 +254,7 @@ def mha_candidates(state, query, key, value, num_heads: int,
                 variant("qkv-chunk-order", weight_parts=weight_parts, bias_parts=bias_parts)
     for strided in ((True, True), (True, False), (False, True)) if has_bias else ((True, False),):
         variant("qkv-chunk-order", strided=strided)
+    variant("qkv-chunk-order", per_head=num_heads)  # the fused projection read as (h, 3, d)
     # ... versus a projection fed the wrong input, or one third used twice.
     for choice in product(IDENTITY, repeat=3):
         if choice != IDENTITY:

@@ -42,6 +42,7 @@ __all__ = [
     "test_rope_float64",
     "test_rope_long_positions",
     "test_rope_gradients",
+    "test_rope_half_precision",
     "test_rope_half_precision_on_cuda",
 ]
 
@@ -59,10 +60,23 @@ EXACT_RTOL = FLOAT32_EPS / 2 * (1 + 1e-6)
 # --------------------------------------------------------------------------- references
 
 
+# The ways of getting the frequencies wrong that inv_frequencies models.
+WRONG_FREQUENCIES = ("i/d", "4i/d", "inverted", "precedence", "precedence-2i", "linspace")
+
+
 def inv_frequencies(head_dim: int, base: float, frequency: str = "ok") -> Tensor:
     """base^(-2i/d) for i = 0 ... d/2-1 in float64, or a wrong-frequency variant:
-    "i/d" (the 2 forgotten), "4i/d" (arange(0, d, 2) doubled again), "inverted" (no minus)."""
+    "i/d" (the 2 forgotten), "4i/d" (arange(0, d, 2) doubled again), "inverted" (no minus),
+    "precedence" (``base ** -2 * i / d``, i.e. i / (d base^2)), "precedence-2i"
+    (``base ** (-2 * i) / d``), "linspace" (exponents ``linspace(0, 1, d // 2)``, the end
+    included, instead of 2i/d)."""
     pair = torch.arange(head_dim // 2, dtype=torch.float64)
+    if frequency == "precedence":
+        return base ** -2.0 * pair / head_dim
+    if frequency == "precedence-2i":
+        return base ** (-2.0 * pair) / head_dim
+    if frequency == "linspace":
+        return base ** -torch.linspace(0.0, 1.0, head_dim // 2, dtype=torch.float64)
     exponent = {"ok": -2.0 * pair, "i/d": -pair, "4i/d": -4.0 * pair,
                 "inverted": 2.0 * pair}[frequency] / head_dim
     return base ** exponent
@@ -79,6 +93,16 @@ def partner(x: Tensor, interleaved: bool) -> Tensor:
         return torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((-x2, x1), dim=-1)
+
+
+def written_in_other_layout(y: Tensor, interleaved: bool) -> Tensor:
+    """y (..., d) laid out in one pairing's layout (pairs (2i, 2i+1) when ``interleaved``,
+    else (i, i + d/2)), its pairs written back in the other's: what rotating the pairs read
+    one way and concatenating (or interleaving) them the other way gives."""
+    if interleaved:
+        return torch.cat((y[..., 0::2], y[..., 1::2]), dim=-1)
+    y1, y2 = y.chunk(2, dim=-1)
+    return torch.stack((y1, y2), dim=-1).flatten(-2)
 
 
 def full_width(angles: Tensor, interleaved: bool) -> Tensor:
@@ -106,13 +130,16 @@ def position_angles(x: Tensor, positions: Tensor | None, base: float, frequency:
 def rope_reference(x: Tensor, positions: Tensor | None = None, base: float = 10000.0,
                    interleaved: bool = False, *, rotate: bool | None = None,
                    table: bool | None = None, frequency: str = "ok", sign: float = 1.0,
-                   swap: bool = False, ignore_positions: str = "") -> tuple[Tensor, Tensor]:
+                   swap: bool = False, ignore_positions: str = "",
+                   written_back: bool | None = None) -> tuple[Tensor, Tensor]:
     """RoPE of x (b, h, n, d) in float64 (CPU) and the angle behind each output value.
 
     ``rotate`` and ``table`` say which pairing the rotation uses and which one the cos/sin
-    table is laid out for (both ``interleaved`` when right); ``frequency``, ``sign`` (-1:
-    rotation reversed), ``swap`` (cos and sin exchanged) and ``ignore_positions`` switch
-    on the other mistakes.
+    table is laid out for (both ``interleaved`` when right); ``written_back`` the layout the
+    rotated pairs are written back in (``rotate``'s when right: pairs read as neighbours
+    but concatenated as halves give the right values with the features permuted);
+    ``frequency``, ``sign`` (-1: rotation reversed), ``swap`` (cos and sin exchanged) and
+    ``ignore_positions`` switch on the other mistakes.
     """
     rotate = interleaved if rotate is None else rotate
     table = interleaved if table is None else table
@@ -121,7 +148,10 @@ def rope_reference(x: Tensor, positions: Tensor | None = None, base: float = 100
     cos, sin = torch.cos(angle), sign * torch.sin(angle)
     if swap:
         cos, sin = sin, cos
-    return x64 * cos + partner(x64, rotate) * sin, torch.broadcast_to(angle, x64.shape)
+    out, angle = x64 * cos + partner(x64, rotate) * sin, torch.broadcast_to(angle, x64.shape)
+    if written_back is not None and written_back != rotate:
+        return written_in_other_layout(out, rotate), written_in_other_layout(angle, rotate)
+    return out, angle
 
 
 def mistaken_ropes(x: Tensor, positions: Tensor | None, base: float,
@@ -137,7 +167,8 @@ def mistaken_ropes(x: Tensor, positions: Tensor | None, base: float,
         rope("rope-pairs-mismatch", rotate=other, table=other),
         rope("rope-pairs-mismatch", rotate=other),
         rope("rope-pairs-mismatch", table=other),
-        *(rope("rope-wrong-frequency", frequency=f) for f in ("i/d", "4i/d", "inverted")),
+        rope("rope-pairs-mismatch", rotate=other, table=other, written_back=interleaved),
+        *(rope("rope-wrong-frequency", frequency=f) for f in WRONG_FREQUENCIES),
         rope("rope-rotation-reversed", sign=-1.0),
         rope("rope-cos-sin-swapped", swap=True),
         rope("rope-cos-sin-swapped", swap=True, sign=-1.0),
@@ -189,6 +220,27 @@ def rope_suspect(slug: str, make: Callable[[], tuple[Tensor, Tensor]], expected:
     return Suspect(slug, matches=matches)
 
 
+def angles_in_dtype_suspect(expected: Tensor, angle: Tensor, radius: Tensor,
+                            dtype: torch.dtype) -> list[Suspect]:
+    """With x float16 or bfloat16: the angles computed in x's dtype (positions and
+    frequencies cast to it before the product). Each angle is then off by up to about
+    two of that dtype's steps (relative eps), which at positions in the hundreds is a large
+    fraction of a radian: named when every value lies within that error of the right
+    answer (so the pairing, sign and positions are right, only the angles' precision is
+    not)."""
+    if dtype not in (torch.float16, torch.bfloat16):
+        return []
+    angle_error = 4 * torch.finfo(dtype).eps * (1 + angle.abs())
+
+    def matches(got: Any) -> bool:
+        if not isinstance(got, Tensor) or got.shape != expected.shape:
+            return False
+        band = MISTAKE_SLACK * allowed_error(expected, angle, radius, dtype) + angle_error * radius
+        return bool(within(as_float64(got), expected, band).all())
+
+    return [Suspect("rope-wrong-frequency", matches=matches)]
+
+
 def expect_rotated(got: Any, expected: Tensor, angle: Tensor, radius: Tensor, dtype: torch.dtype,
                    device: torch.device | str, check: str, on: str,
                    suspects: list[Suspect] = ()) -> None:
@@ -204,9 +256,11 @@ def expect_rotated(got: Any, expected: Tensor, angle: Tensor, radius: Tensor, dt
         return
     diff = (got64 - expected).abs().nan_to_num(nan=math.inf)
     where = tuple(int(i) for i in torch.unravel_index((diff - allowed).argmax(), diff.shape))
+    # The previews start just before the first difference, so that they show it.
+    start = max(0, int(bad.flatten().nonzero()[0]) - 1)
     details = [
-        f"expected {describe_tensor(expected.to(dtype))}",
-        f"got      {describe_tensor(got)}",
+        f"expected {describe_tensor(expected.to(dtype), start)}",
+        f"got      {describe_tensor(got, start)}",
         f"worst at index {where}: expected {expected[where].item():.6g}, got "
         f"{got64[where].item():.6g}; {int(bad.sum())} of {bad.numel()} values off",
     ]
@@ -233,7 +287,7 @@ def angle_suspects(positions: Tensor, head_dim: int, base: float, expected: Tens
     arange = torch.arange(positions.shape[-1]).expand(positions.shape) if positions.dim() else positions
     return [
         *(make("rope-wrong-frequency", lambda f=f: angles64(positions, head_dim, base, f))
-          for f in ("i/d", "4i/d", "inverted")),
+          for f in WRONG_FREQUENCIES),
         make("rope-rotation-reversed", lambda: -angles64(positions, head_dim, base)),
         make("rope-positions-ignored", lambda: angles64(arange, head_dim, base)),
     ]
@@ -335,6 +389,7 @@ def check_rope(impl: Implementation, *, b: int, h: int, n: int, d: int, seed: in
     radius = pair_radius(x, inter)
     suspects = [rope_suspect(slug, make, expected, radius, dtype)
                 for slug, make in mistaken_ropes(x, positions, base_, inter)]
+    suspects += angles_in_dtype_suspect(expected, angle, radius, dtype)
     expect_rotated(got, expected, angle, radius, dtype, x.device,
                    "the rotated x (b, h, n, d)", on, suspects)
     return got
@@ -343,21 +398,21 @@ def check_rope(impl: Implementation, *, b: int, h: int, n: int, d: int, seed: in
 @pytest.mark.core
 def test_rope_rotate_half(impl):
     """Default pairs (i, i + d/2): positions None, a run not starting at 0, and positions
-    in any order."""
+    in any order; also with interleaved=False passed explicitly."""
     check_rope(impl, b=2, h=3, n=5, d=8, seed=100)
     check_rope(impl, b=2, h=2, n=4, d=6, seed=110, positions=make_positions("offset", 2, 4, 111))
     check_rope(impl, b=1, h=2, n=6, d=4, seed=120, positions=make_positions("scattered", 1, 6, 121),
                base=100.0)
+    check_rope(impl, b=3, h=1, n=3, d=10, seed=220, interleaved=False,
+               positions=make_positions("scattered", 3, 3, 221))
 
 
 @pytest.mark.core
 def test_rope_interleaved(impl):
-    """interleaved=True: pairs (2i, 2i+1); and interleaved=False passed explicitly."""
+    """interleaved=True: pairs (2i, 2i+1)."""
     check_rope(impl, b=2, h=3, n=5, d=8, seed=200, interleaved=True)
     check_rope(impl, b=2, h=2, n=4, d=6, seed=210, interleaved=True,
                positions=make_positions("offset", 2, 4, 211))
-    check_rope(impl, b=3, h=1, n=3, d=10, seed=220, interleaved=False,
-               positions=make_positions("scattered", 3, 3, 221))
 
 
 @pytest.mark.core
@@ -496,6 +551,19 @@ def test_rope_gradients(impl):
         expected, angle = rope_reference(upstream, positions, interleaved=inter, sign=-1.0)
         expect_rotated(grad, expected, angle, pair_radius(upstream, inter), dtype, "cpu",
                        check, on)
+
+
+@pytest.mark.followup
+def test_rope_half_precision(impl):
+    """float16 and bfloat16 on the CPU (rotary embedding is elementwise: it runs there too)
+    keep their dtype, at positions in the hundreds and thousands, where angles computed in
+    the half dtype itself are already off by a large fraction of a radian; both pairings.
+    Graded with the dtype's own tolerance on top of float32 angles'."""
+    for dtype in (torch.float16, torch.bfloat16):
+        for i, inter in enumerate((None, True)):
+            positions = torch.arange(6)[None, :] + torch.tensor([[300], [1500]])
+            check_rope(impl, b=2, h=2, n=6, d=16, seed=950 + i, dtype=dtype,
+                       interleaved=inter, positions=positions)
 
 
 @pytest.mark.followup

@@ -814,16 +814,27 @@ class GreedyCase:
 
 
 def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, eos_idx: int,
-                     *, position: int = -1, pad_after_eos: bool = True,
-                     stop_when_done: bool = True, repeat_eos: bool = False) -> Tensor:
+                     *, position: int | str = -1, buffer: bool = False,
+                     pad_after_eos: bool = True, stop_when_done: bool = True,
+                     repeat_eos: bool = False) -> Tensor:
     """Greedy decoding with switches for the catalogued mistakes (run on a fresh
-    ScriptedModel, so the learner's model records nothing)."""
+    ScriptedModel, so the learner's model records nothing). decode-wrong-position:
+    ``position`` the index read (or "every": the largest logit over every position), or
+    ``buffer``: each step decodes a (b, max_len) buffer, the tokens so far then padding,
+    and reads its last slot."""
     memory = model.encode(src)
     ys = torch.full((src.size(0), 1), bos_idx, dtype=torch.long)
     done = torch.zeros(src.size(0), dtype=torch.bool)
     while ys.size(1) < max_len and not (stop_when_done and bool(done.all())):
-        out = model.decode(ys, memory, src)
-        nxt = model.generator(out[:, max(position, -out.size(1))]).argmax(-1)
+        if buffer:
+            padding = ys.new_full((ys.size(0), max_len - ys.size(1)), model.pad_idx)
+            out = model.decode(torch.cat([ys, padding], dim=1), memory, src)
+        else:
+            out = model.decode(ys, memory, src)
+        if position == "every":
+            nxt = model.generator(out).amax(dim=1).argmax(-1)
+        else:
+            nxt = model.generator(out[:, max(position, -out.size(1))]).argmax(-1)
         if pad_after_eos:  # repeat_eos: eos_idx instead of pad_idx after a row's eos
             nxt = nxt.masked_fill(done, eos_idx if repeat_eos else model.pad_idx)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
@@ -834,6 +845,8 @@ def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, 
 GREEDY_MISTAKES: list[tuple[str, dict[str, Any]]] = [
     ("decode-wrong-position", {"position": 0}),
     ("decode-wrong-position", {"position": -2}),  # the one before the last (when there is one)
+    ("decode-wrong-position", {"position": "every"}),  # the argmax over every position's logits
+    ("decode-wrong-position", {"buffer": True}),  # the last slot of a max_len buffer of padding
     ("decode-continues-after-eos", {"pad_after_eos": False}),
     ("decode-continues-after-eos", {"stop_when_done": False}),
     ("decode-continues-after-eos", {"pad_after_eos": False, "stop_when_done": False}),

@@ -515,6 +515,7 @@ KATAS: tuple[Kata, ...] = (
             "causal-mask-offset",
             "causal-mask-missing",
             "cache-modified-in-place",
+            "reshape-without-transpose",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(

@@ -30,8 +30,11 @@ class NotImplementedYet(GradingFailure):
 def mistake_lines(slug: str) -> list[str]:
     """``[slug] explanation`` and ``hint: ...``, from the catalogue, in the learner's
     language (the slug stays as it is)."""
+    from graders.core.layout import strip_markers  # the catalogue's emphasis is for markdown
+
     mistake = MISTAKES[slug]
-    return [f"[{slug}] {translate(mistake.explanation)}", hint_line(translate(mistake.hint))]
+    return [f"[{slug}] {strip_markers(translate(mistake.explanation))}",
+            hint_line(strip_markers(translate(mistake.hint)))]
 
 
 def hint_line(hint: str) -> str:

@@ -49,9 +49,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
-from graders.core import i18n, registry
+from graders.core import i18n, layout, registry
 from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
 from graders.core.registry import HINT_LEVELS, Kata
@@ -453,7 +453,9 @@ class App:
 
     # -- output --
     def print(self, text: str = "", **options) -> None:
-        self.console.print(text, highlight=False, **options)
+        """Prose: wrapped to a terminal's width, never inside a slug, code or a shape;
+        unwrapped where the output is not a terminal (see graders.core.layout)."""
+        layout.print_prose(self.console, text, **options)
 
     def warn(self, text: str) -> None:
         self.console.print(f"[yellow]{escape(text)}[/]", highlight=False, soft_wrap=True)
@@ -471,11 +473,6 @@ class App:
         else:
             self.console.rule(escape(title), align="left", style=style)
 
-    def table(self, title: str | None = None) -> Table:
-        from rich import box
-
-        return Table(title=title, title_justify="left", box=None if self.plain else box.HEAVY_HEAD)
-
     def code(self, source: str) -> None:
         """Print Python code as code: highlighted on a terminal, never wrapped nor cut - a
         long line stays one line, which the terminal soft-wraps and a copy keeps whole."""
@@ -486,19 +483,18 @@ class App:
         self.console.print(text, soft_wrap=True)
 
     def markdown(self, source: str) -> None:
-        """Print markdown: rendered on a terminal, its code blocks printed as code (rich
-        would wrap them mid-expression); as it is, unwrapped, when not on a terminal."""
+        """Print markdown: laid out on a terminal (graders.core.layout: no markers, never a
+        slug or code span split), its code blocks printed as code; as it is, unwrapped, when
+        not on a terminal."""
         if self.plain:
             self.console.print(source, markup=False, highlight=False, soft_wrap=True)
             return
-        from rich.markdown import Markdown
-
         pieces = re.split(r"^```[^\n]*\n(.*?)^```[ \t]*$", source, flags=re.S | re.M)
         for number, piece in enumerate(pieces):
             if number % 2:  # inside a fence
                 self.code(textwrap.indent(piece, "    "))
             elif piece.strip():
-                self.console.print(Markdown(piece))
+                layout.print_markdown(self.console, piece)
 
     def show_path(self, path: Path) -> str:
         try:
@@ -675,7 +671,7 @@ class App:
         console = console or self.console
         if interview.hides(result.kata, self.root):
             result = interview.without_mistakes(result)
-            console.print(interview.notice(), style="dim", highlight=False, markup=False)
+            layout.print_prose(console, interview.notice(), style="dim", markup=False)
         printed = result.printed if show_prints else ""
         if printed:
             result = dataclasses.replace(result, note="")
@@ -723,21 +719,15 @@ def cmd_list(app: App, args: argparse.Namespace) -> int:
     columns = [_("kata"), _("status"), _("mistake"), _("hints"), _("level")]
     if app.console.width >= WIDE_ENOUGH_FOR_TITLES:
         columns.append(_("title"))
-    # One width per column across the tracks' tables, so that they line up (in terminal
-    # columns: a Chinese character takes two).
-    widths = [max(i18n.display_width(name), *(i18n.display_width(cells[n]) for cells in rows.values()))
-              for n, name in enumerate(columns)]
-    wrapping = (2, 5)  # mistake and title may wrap
+    # One width per column across the tracks' tables, so that they line up (measured over
+    # every kata's cells; a table that cannot fit is stacked, see graders.core.layout).
+    everyone = [rows[kata.name][:len(columns)] for kata in registry.KATAS]
     for title, members in tracks(registry.KATAS):
-        table = app.table(track_heading(title, members))
-        for n, (name, width) in enumerate(zip(columns, widths)):
-            table.add_column(name, min_width=min(width, 30) if n == 2 else width,
-                             no_wrap=n not in wrapping, overflow="fold")
-        for kata in members:
-            cells = rows[kata.name][:len(columns)]
-            cells[1] = styled(statuses[kata.name])
-            table.add_row(*(cell if n == 1 else escape(cell) for n, cell in enumerate(cells)))
-        app.console.print(table)
+        cells = [rows[kata.name][:len(columns)] for kata in members]
+        for kata, row in zip(members, cells):
+            row[1] = Text.from_markup(styled(statuses[kata.name]))
+        layout.print_table(app.console, columns, cells, title=track_heading(title, members),
+                           plain=app.plain, measure_rows=everyone)
     app.print(progress_line(statuses), style="bold")
     upcoming = next((k for k in registry.KATAS if statuses[k.name] != ALL_PASSED), None)
     if upcoming is None:
@@ -954,7 +944,7 @@ def cmd_restore(app: App, args: argparse.Namespace) -> int:
             lines = _("{count} lines", count=f"{len(backup.read_bytes().splitlines()):>4}")
             app.print(f"  {number:>2}  {backup_time(backup)}  {lines}  "  # one line each, never wrapped
                       f"{app.show_path(backup)}" + (f"  ({', '.join(notes)})" if notes else ""),
-                      markup=False, soft_wrap=True)
+                      markup=False, plain=True)
         return 0
     choice = args.backup or "1"
     if choice.isdigit() and 1 <= int(choice) <= len(backups):
@@ -1275,7 +1265,7 @@ def report_markdown(report: dict) -> str:
                          f"{mock_result(m)} |")
     lines += ["", _("## What to practise next"), ""]
     if report["practise_next"]:
-        lines += [f"{n}. **{item['kata']}**: {item['reason']}"
+        lines += [f"{n}. " + _("{kata}: {reason}", kata=f"**{item['kata']}**", reason=item["reason"])
                   for n, item in enumerate(report["practise_next"], start=1)]
     else:
         lines.append(_("Every kata passes. Keep them fresh with timed mocks: `kata mock`."))
@@ -1289,7 +1279,10 @@ def cmd_report(app: App, args: argparse.Namespace) -> int:
     notes = Console(stderr=True, highlight=False)  # keep stdout the report alone
     report = build_report(app, lambda note: notes.print(note, style="dim", markup=False))
     text = json.dumps(report, indent=2, ensure_ascii=False) if args.json else report_markdown(report)
-    app.console.print(text, markup=False, highlight=False, soft_wrap=True)
+    if args.json or app.plain:  # data, or a markdown file (kata report > me.md): as it is
+        app.console.print(text, markup=False, highlight=False, soft_wrap=True)
+    else:
+        layout.print_markdown(app.console, text)
     return 0
 
 
