@@ -525,7 +525,7 @@ def check_rmsnorm(impl: Implementation, shape: tuple[int, ...], *, seed: int, ep
                         what=f"{what}.weight", on=_("construction"))
     if not torch.equal(initial, torch.ones(dim, dtype=torch.float64)):
         raise verdict(_("the initial weight of {module}", module=what), _("construction"),
-                      [_("expected ones (the norm starts as the identity scale), got {value}",
+                      [_("expected 1.0 everywhere (the norm starts as the identity scale), got {value}",
                          value=describe_value(module.weight.detach()))])
     weight = 1 + 0.3 * randn(dim, seed=seed + 1, dtype=torch.float64)
     module = load(impl, module, {"weight": weight}, what, dtype, device)

@@ -992,14 +992,15 @@ QUIZZES["15_llama_block"] = (
         "hidden width 11008)?",
         llama_block_parameters(4096, 32, 32, 11008), INTEGER,
         "Attention 4 · 4096² = 67,108,864 (q, k, v and o, no biases), the MLP 135,266,304, two "
-        "RMSNorm weights 2 · 4096 = 8,192: 202,383,360. Times 32 blocks is 6.48 billion; the "
-        "embedding and the output layer (2 · 32000 · 4096) bring it to 6.74 billion, the '7B'."),
+        "RMSNorm weights 2 · 4096 = 8,192: 202,383,360. Times 32 blocks is 6,476,267,520; the "
+        "embedding and the output layer (2 · 32000 · 4096) and the final norm bring it to "
+        "6,738,415,616, the '7B'."),
     Question(
         "And one Llama-3-8B block (dim 4096, 32 heads, 8 kv heads, hidden width 14336)?",
         llama_block_parameters(4096, 32, 8, 14336), INTEGER,
         "q_proj and o_proj 4096² each; k_proj and v_proj only 4096 · 8 · 128 = 4,194,304 each "
         "(GQA); the MLP 3 · 4096 · 14336 = 176,160,768; the norms 8,192: 218,112,000. GQA "
-        "saves 25 million parameters per block in the attention, and the wider MLP spends "
+        "saves 25,165,824 parameters per block in the attention, and the wider MLP spends "
         "them."),
     Question(
         "How many KiB of KV cache does Llama-3-8B (32 layers, 8 kv heads of head_dim 128) need "

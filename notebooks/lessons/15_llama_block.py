@@ -1,8 +1,8 @@
 # %% [markdown]
 # ## 1. The block, step by step
 #
-# A Llama decoder block is kata 06's Pre-LN encoder layer with three parts swapped for newer
-# ones and a causal mask: RMSNorm for LayerNorm, rotary positions inside the attention
+# A Llama decoder block is kata 06's Pre-LN encoder layer with a causal mask and its parts
+# swapped for newer ones: RMSNorm for LayerNorm, rotary positions inside the attention
 # instead of a table added to the embeddings, grouped key/value heads, and a gated MLP.
 #
 # | step | shape |
@@ -17,7 +17,7 @@
 #
 # Every sublayer reads a normalised copy of the stream and **adds** its output to the
 # un-normalised stream (pre-norm): the residual path from the first block to the last is
-# never normalised, which is why deep stacks of these train without warm-up tricks.
+# never normalised, which keeps deep stacks stable to train.
 #
 # ## 2. RMSNorm: LayerNorm without the mean
 #
