@@ -107,10 +107,17 @@ class Variant:
     "eps-outside" (x / (sqrt(mean(x²)) + eps)). act: "silu", "gelu", "gelu-tanh", "relu",
     "sigmoid". pairing: "half" (right), "interleaved" (Meta's pairs), "rotate-interleaved"
     or "table-interleaved" (only the rotation, or only the cos/sin table, laid out for
-    adjacent pairs). positions: "given", "arange" (0 ... n-1), "first-row" (batch row 0's
-    for every row). kv_layout: "interleave" (right), "tile", "tile-k", "tile-v". order:
-    "pre" or "post" (the norm after the residual sum). residual: "both", "attn" (only the
-    attention's), "mlp" (only the MLP's), "none". hf32: the three float32 allowances.
+    adjacent pairs). frequency: "ok", "model-dim" (dim where head_dim belongs), "i/d",
+    "inverted". sign: -1.0 turns by -θ. positions: "given", "arange" (0 ... n-1),
+    "first-row" (batch row 0's for every row). causal: "future" (right: keys after the
+    query blocked), "none", "past" (the transposed mask), "diagonal" (the query's own key
+    blocked too: the first query's weights zero, NaN with "diagonal-nan", uniform with
+    "diagonal-finite"). kv_layout: "interleave"
+    (right), "tile", "tile-k", "tile-v". scale: None (1/sqrt(head_dim)), a number, or "dim"
+    (1/sqrt(dim)). order: "pre", "post" (the norm after the residual sum), "inside"
+    (x + norm(f(x))), "from-normed" (the residual adds the normalised x). residual: "both",
+    "attn" (only the attention's), "mlp" (only the MLP's), "none". hf32: the three float32
+    allowances.
     """
 
     norm: str = "rms"
@@ -118,10 +125,12 @@ class Variant:
     gate_swapped: bool = False
     rope_values: bool = False
     pairing: str = "half"
+    frequency: str = "ok"
+    sign: float = 1.0
     positions: str = "given"
-    causal: bool = True
+    causal: str = "future"
     kv_layout: str = "interleave"
-    scale: float | None = None
+    scale: float | str | None = None
     order: str = "pre"
     residual: str = "both"
     hf32: bool = False
@@ -177,7 +186,7 @@ def swiglu(x: Tensor, state: dict[str, Tensor], v: Variant = RIGHT, prefix: str 
 
 
 def rope_angles(positions: Tensor | None, b: int, n: int, head_dim: int, base: float,
-                v: Variant = RIGHT) -> Tensor:
+                v: Variant = RIGHT, model_dim: int = 0) -> Tensor:
     """Per-pair angles (n, d/2) or (b, 1, n, d/2), float64 (float32-precise with hf32)."""
     if positions is None or v.positions == "arange":
         positions = torch.arange(n)
@@ -190,7 +199,9 @@ def rope_angles(positions: Tensor | None, b: int, n: int, head_dim: int, base: f
         angles = (positions.float()[..., None] * inv_freq).double()
     else:
         pair = torch.arange(head_dim // 2, dtype=torch.float64)
-        angles = positions.double()[..., None] * base ** (-2 * pair / head_dim)
+        exponent = {"ok": -2 * pair / head_dim, "model-dim": -2 * pair / model_dim,
+                    "i/d": -pair / head_dim, "inverted": 2 * pair / head_dim}[v.frequency]
+        angles = positions.double()[..., None] * base ** exponent * v.sign
     return angles[:, None] if angles.dim() == 3 else angles
 
 
@@ -220,7 +231,7 @@ def attention(x: Tensor, state: dict[str, Tensor], cfg: Config, positions: Tenso
         return F.linear(x, state[f"{prefix}{name}.weight"]).view(b, n, count, d).transpose(1, 2)
 
     q, k, val = heads("q_proj", h), heads("k_proj", kv), heads("v_proj", kv)
-    angles = rope_angles(positions, b, n, d, cfg.rope_base, v)
+    angles = rope_angles(positions, b, n, d, cfg.rope_base, v, cfg.dim)
     q, k = rotate(q, angles, v.pairing, v.hf32), rotate(k, angles, v.pairing, v.hf32)
     if v.rope_values:
         val = rotate(val, angles, v.pairing, v.hf32)
@@ -231,15 +242,25 @@ def attention(x: Tensor, state: dict[str, Tensor], cfg: Config, positions: Tenso
     if v == RIGHT:  # PyTorch's own attention, for the right answer
         out = F.scaled_dot_product_attention(q, k, val, is_causal=True)
     else:
-        scale = 1 / math.sqrt(d) if v.scale is None else v.scale
+        scale = {None: 1 / math.sqrt(d), "dim": 1 / math.sqrt(cfg.dim)}.get(v.scale, v.scale)
         scores = q @ k.transpose(-2, -1) * scale
-        if v.causal:
-            future = torch.ones(n, n, dtype=torch.bool).triu(1)
-            scores = scores.masked_fill(future, float("-inf"))
+        ones = torch.ones(n, n, dtype=torch.bool)
+        blocked = {"future": ones.triu(1), "none": None, "past": ones.tril(-1)}.get(
+            v.causal, ones.triu(0))  # "diagonal...": the query's own key blocked too
+        fill = torch.finfo(scores.dtype).min if v.causal == "diagonal-finite" else float("-inf")
+        if blocked is not None:
+            scores = scores.masked_fill(blocked, fill)
+        # The first query has no key left under "diagonal": zero weights (a guarded softmax),
+        # NaN ("diagonal-nan") or, with a finite fill, uniform weights ("diagonal-finite").
+        empty = torch.isneginf(scores).all(-1, keepdim=True)
+        if v.causal == "diagonal-nan":
+            empty = torch.zeros_like(empty)
+        scores = scores.masked_fill(empty, 0.0)
         if v.hf32:  # eager attention: the softmax in float32
             weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
         else:
             weights = torch.softmax(scores, dim=-1)
+        weights = weights.masked_fill(empty, 0.0)
         out = weights @ val
     return F.linear(out.transpose(1, 2).reshape(b, n, h * d), state[f"{prefix}o_proj.weight"])
 
@@ -259,6 +280,14 @@ def llama_reference(state: dict[str, Tensor], x: Tensor, cfg: Config, positions:
     if v.order == "post":
         h = norm(x + attend(x), "input_layernorm")
         return norm(h + mlp(h), "post_attention_layernorm")
+    if v.order == "inside":
+        h = x + norm(attend(x), "input_layernorm")
+        return h + norm(mlp(h), "post_attention_layernorm")
+    if v.order == "from-normed":
+        a = norm(x, "input_layernorm")
+        h = a + attend(a)
+        b = norm(h, "post_attention_layernorm")
+        return b + mlp(b)
     attended = attend(norm(x, "input_layernorm"))
     h = x + attended if v.residual in ("both", "attn") else attended
     fed = mlp(norm(h, "post_attention_layernorm"))
@@ -278,13 +307,21 @@ ATTENTION_MISTAKES = [
     *(("rope-pairs-mismatch", Variant(pairing=p))
       for p in ("interleaved", "rotate-interleaved", "table-interleaved")),
     *(("rope-positions-ignored", Variant(positions=p)) for p in ("arange", "first-row")),
-    ("causal-mask-missing", Variant(causal=False)),
+    *(("rope-wrong-frequency", Variant(frequency=f)) for f in ("model-dim", "i/d", "inverted")),
+    ("rope-rotation-reversed", Variant(sign=-1.0)),
+    ("causal-mask-missing", Variant(causal="none")),
+    ("causal-mask-transposed", Variant(causal="past")),
+    *(("causal-diagonal", Variant(causal=c))
+      for c in ("diagonal", "diagonal-nan", "diagonal-finite")),
     *(("kv-heads-tiled", Variant(kv_layout=t)) for t in ("tile", "tile-k", "tile-v")),
     ("missing-scale", Variant(scale=1.0)),
+    ("scale-by-embed-dim", Variant(scale="dim")),
 ]
 BLOCK_MISTAKES = [
     *NORM_MISTAKES, *MLP_MISTAKES, *ATTENTION_MISTAKES,
     ("norm-order-swapped", Variant(order="post")),
+    ("norm-inside-residual", Variant(order="inside")),
+    ("residual-from-normed", Variant(order="from-normed")),
     *(("missing-residual", Variant(residual=r)) for r in ("attn", "mlp", "none")),
 ]
 

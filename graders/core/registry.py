@@ -706,6 +706,13 @@ KATAS += (
             "missing-scale",
             "norm-order-swapped",
             "missing-residual",
+            "rope-wrong-frequency",
+            "rope-rotation-reversed",
+            "causal-mask-transposed",
+            "causal-diagonal",
+            "scale-by-embed-dim",
+            "norm-inside-residual",
+            "residual-from-normed",
         ),
         forbidden=RMSNORM_BUILTINS,
         hints=(

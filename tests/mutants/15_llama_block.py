@@ -265,3 +265,91 @@ MUTANTS = [
         ],
     ),
 ]
+
+MUTANTS += [
+    Mutant(
+        'rope-wrong-frequency',
+        why='the frequencies use the model width dim where the head width belongs: '
+            'base ** (-2i / dim) (RoPE written once for the whole vector, then split).',
+        edits=[
+            ('        cos, sin = rope_cos_sin(positions, d, self.rope_base, x.dtype)  # (n, d) or (b, n, d)',
+             '        cos, sin = rope_cos_sin(positions, d, self.rope_base, x.dtype, h * d)  # (n, d) or (b, n, d)'),
+            ('def rope_cos_sin(positions: Tensor, head_dim: int, base: float, dtype: torch.dtype\n'
+             '                 ) -> tuple[Tensor, Tensor]:',
+             'def rope_cos_sin(positions: Tensor, head_dim: int, base: float, dtype: torch.dtype,\n'
+             '                 width: int = 0) -> tuple[Tensor, Tensor]:'),
+            ('    angles = positions.to(torch.float64)[..., None] * base ** (-2 * pair / head_dim)',
+             '    angles = positions.to(torch.float64)[..., None] * base ** (-2 * pair / width)'),
+        ],
+    ),
+    Mutant(
+        'rope-rotation-reversed',
+        base='sdpa_gqa',
+        why='the rotation is written (x1 cos + x2 sin, -x1 sin + x2 cos): it turns by -θ.',
+        edits=[
+            ('        return torch.cat((t1 * cos - t2 * sin, t1 * sin + t2 * cos), dim=-1)',
+             '        return torch.cat((t1 * cos + t2 * sin, -t1 * sin + t2 * cos), dim=-1)'),
+        ],
+    ),
+    Mutant(
+        'causal-mask-transposed',
+        why='tril where triu belongs: each query sees itself and the keys after it.',
+        edits=[
+            ('        future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(diagonal=1)',
+             '        future = torch.ones(n, n, dtype=torch.bool, device=x.device).tril(diagonal=-1)'),
+        ],
+    ),
+    Mutant(
+        'causal-diagonal',
+        why='triu(diagonal=0): each query is blocked from its own key too, and the first one '
+            'from every key (NaN).',
+        edits=[
+            ('        future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(diagonal=1)',
+             '        future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(diagonal=0)'),
+        ],
+    ),
+    Mutant(
+        'causal-diagonal',
+        variant='finite_fill',
+        base='hf_modeling_llama',
+        why='the finfo.min mask built with triu(0): the first query, its only key blocked, '
+            'spreads its weight uniformly over every key.',
+        edits=[
+            ('                                 device=attn_weights.device).triu(1)',
+             '                                 device=attn_weights.device).triu(0)'),
+        ],
+    ),
+    Mutant(
+        'scale-by-embed-dim',
+        base='loops_einsum',
+        why='the scores are divided by sqrt(dim), the model width, not sqrt(head_dim).',
+        edits=[
+            ('            scores = torch.einsum("bqd,bkd->bqk", q, k) / math.sqrt(d)',
+             '            scores = torch.einsum("bqd,bkd->bqk", q, k) / math.sqrt(self.dim)'),
+        ],
+    ),
+    Mutant(
+        'norm-inside-residual',
+        why='each norm is applied to its sublayer\'s output: x + norm(f(x)).',
+        edits=[
+            ('        h = x + self.self_attn(self.input_layernorm(x), positions)\n'
+             '        return h + self.mlp(self.post_attention_layernorm(h))',
+             '        h = x + self.input_layernorm(self.self_attn(x, positions))\n'
+             '        return h + self.post_attention_layernorm(self.mlp(h))'),
+        ],
+    ),
+    Mutant(
+        'residual-from-normed',
+        base='complex_rope',
+        why='x is overwritten by its normalised copy, so the residuals add the normalised '
+            'stream.',
+        edits=[
+            ('        h = x + self.self_attn(self.input_layernorm(x), positions)\n'
+             '        return h + self.mlp(self.post_attention_layernorm(h))',
+             '        x = self.input_layernorm(x)\n'
+             '        h = x + self.self_attn(x, positions)\n'
+             '        h = self.post_attention_layernorm(h)\n'
+             '        return h + self.mlp(h)'),
+        ],
+    ),
+]
