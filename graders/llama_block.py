@@ -108,7 +108,7 @@ class Variant:
     "sigmoid". pairing: "half" (right), "interleaved" (Meta's pairs), "rotate-interleaved"
     or "table-interleaved" (only the rotation, or only the cos/sin table, laid out for
     adjacent pairs). frequency: "ok", "model-dim" (dim where head_dim belongs), "i/d",
-    "inverted". sign: -1.0 turns by -θ. positions: "given", "arange" (0 ... n-1),
+    "inverted", "default-base" (10000 whatever rope_base is). sign: -1.0 turns by -θ. positions: "given", "arange" (0 ... n-1),
     "first-row" (batch row 0's for every row). causal: "future" (right: keys after the
     query blocked), "none", "past" (the transposed mask), "diagonal" (the query's own key
     blocked too: the first query's weights zero, NaN with "diagonal-nan", uniform with
@@ -200,7 +200,9 @@ def rope_angles(positions: Tensor | None, b: int, n: int, head_dim: int, base: f
     else:
         pair = torch.arange(head_dim // 2, dtype=torch.float64)
         exponent = {"ok": -2 * pair / head_dim, "model-dim": -2 * pair / model_dim,
-                    "i/d": -pair / head_dim, "inverted": 2 * pair / head_dim}[v.frequency]
+                    "i/d": -pair / head_dim, "inverted": 2 * pair / head_dim,
+                    "default-base": -2 * pair / head_dim}[v.frequency]
+        base = 10000.0 if v.frequency == "default-base" else base
         angles = positions.double()[..., None] * base ** exponent * v.sign
     return angles[:, None] if angles.dim() == 3 else angles
 
@@ -307,7 +309,7 @@ ATTENTION_MISTAKES = [
     *(("rope-pairs-mismatch", Variant(pairing=p))
       for p in ("interleaved", "rotate-interleaved", "table-interleaved")),
     *(("rope-positions-ignored", Variant(positions=p)) for p in ("arange", "first-row")),
-    *(("rope-wrong-frequency", Variant(frequency=f)) for f in ("model-dim", "i/d", "inverted")),
+    *(("rope-wrong-frequency", Variant(frequency=f)) for f in ("model-dim", "i/d", "inverted", "default-base")),
     ("rope-rotation-reversed", Variant(sign=-1.0)),
     ("causal-mask-missing", Variant(causal="none")),
     ("causal-mask-transposed", Variant(causal="past")),

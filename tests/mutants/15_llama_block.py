@@ -283,6 +283,16 @@ MUTANTS += [
         ],
     ),
     Mutant(
+        'rope-wrong-frequency',
+        variant='rope_base_ignored',
+        base='complex_rope',
+        why='the base is hard-coded to 10000, so rope_base (Llama 3\'s 500000) is ignored.',
+        edits=[
+            ('        freqs = 1.0 / self.rope_base ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)',
+             '        freqs = 1.0 / 10000.0 ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)'),
+        ],
+    ),
+    Mutant(
         'rope-rotation-reversed',
         base='sdpa_gqa',
         why='the rotation is written (x1 cos + x2 sin, -x1 sin + x2 cos): it turns by -θ.',
