@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.core.implementation import Implementation
 from graders.core.inputs import (
@@ -30,7 +31,7 @@ from graders.core.inputs import (
 )
 from graders.core.mistakes import Suspect
 from graders.core.reference import NEG_INF, additive_mask, attend
-from graders.core.report import describe_inputs
+from graders.core.report import describe_inputs, title
 
 __all__ = [
     "test_attention_without_mask",
@@ -110,6 +111,7 @@ def qkv(lead: tuple[int, ...], n: int, m: int, d_k: int, d_v: int, seed: int,
             randn(*lead, m, d_v, seed=seed + 2, dtype=dtype, device=device))
 
 
+@title(N_("attention without a mask"))
 @pytest.mark.core
 def test_attention_without_mask(impl):
     """(b, n, d), (b, h, n, d) and unbatched (n, d) inputs; n != m, d_k != d_v."""
@@ -117,6 +119,7 @@ def test_attention_without_mask(impl):
         check_attention(impl, *qkv(lead, n, m, d_k, d_v, seed=10 + n))
 
 
+@title(N_("attention with a bool mask"))
 @pytest.mark.core
 def test_attention_bool_mask(impl):
     """True = blocked. A mask per batch element, one shared (n, m), one broadcast over heads."""
@@ -127,6 +130,7 @@ def test_attention_bool_mask(impl):
     check_attention(impl, q, k, v, bool_mask(2, 1, 5, 4, seed=24))
 
 
+@title(N_("attention with a float mask"))
 @pytest.mark.core
 def test_attention_float_mask(impl):
     """A float mask is added to the logits (values and -inf)."""
@@ -144,6 +148,7 @@ def attention_case(rng):
     return lead, n, m, d_k, d_v, mask_kind, mask_lead, rng.randint(0, 10_000)
 
 
+@title(N_("attention on random shapes and masks"))
 @pytest.mark.core
 def test_attention_random_shapes(impl):
     """Random shapes and masks, drawn from a fixed seed (the same cases every run)."""
@@ -156,6 +161,7 @@ def test_attention_random_shapes(impl):
         check_attention(impl, *qkv(lead, n, m, d_k, d_v, seed=seed), mask)
 
 
+@title(N_("attention in float64"))
 @pytest.mark.followup
 def test_attention_float64(impl):
     """float64 in, float64 out, at float64 precision."""
@@ -163,6 +169,7 @@ def test_attention_float64(impl):
     check_attention(impl, q, k, v, bool_mask(2, 4, 6, seed=41))
 
 
+@title(N_("gradients of query, key and value"))
 @pytest.mark.followup
 def test_attention_gradients(impl):
     """Gradients of query, key and value (through output and weights) equal PyTorch's."""
@@ -225,6 +232,7 @@ def as_float_mask(mask: Tensor, seed: int) -> Tensor:
     return randn(*mask.shape, seed=seed).masked_fill(mask, NEG_INF)
 
 
+@title(N_("fully masked rows give zeros, not NaN"))
 @pytest.mark.followup
 def test_attention_fully_masked_rows(impl):
     """A query whose keys are all blocked gets zero weights and a zero output, not NaN."""
@@ -238,6 +246,7 @@ def test_attention_fully_masked_rows(impl):
                  fully_masked_suspects(rows, lambda **s: attend(q, k, v, mask, **s)[0]))
 
 
+@title(N_("finite gradients through fully masked rows"))
 @pytest.mark.followup
 def test_attention_fully_masked_gradients(impl):
     """Backward through fully masked rows gives finite gradients (those rows contribute
@@ -262,6 +271,7 @@ def test_attention_fully_masked_gradients(impl):
                            [Suspect("nan-on-fully-masked", matches=has_nan)])
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_attention_half_precision_on_cuda(impl):
@@ -389,12 +399,14 @@ def check_single_head(impl, *, d=8, n=5, m=7, b=3, bias=True, batch_first=False,
     expect_grads_close(got, expected, "backward through output and weights", on)
 
 
+@title(N_("single head against nn.MultiheadAttention"))
 @pytest.mark.core
 def test_single_head_matches_pytorch(impl):
     """(seq, batch, d) inputs, query length != key length, against nn.MultiheadAttention(d, 1)."""
     check_single_head(impl, seed=100)
 
 
+@title(N_("single head: batch_first and no bias"))
 @pytest.mark.followup
 def test_single_head_batch_first_and_no_bias(impl):
     """batch_first=True takes (batch, seq, d); bias=False has no biases at all."""
@@ -403,6 +415,7 @@ def test_single_head_batch_first_and_no_bias(impl):
     check_single_head(impl, bias=False, batch_first=True, dtype=torch.float64, seed=130)
 
 
+@title(N_("single head with masks"))
 @pytest.mark.followup
 def test_single_head_masks(impl):
     """attn_mask (n, m) float and (batch, n, m) bool, differing per batch element."""
@@ -410,12 +423,14 @@ def test_single_head_masks(impl):
     check_single_head(impl, mask=bool_mask(3, 5, 7, seed=150), seed=151)
 
 
+@title(N_("single head: gradients of inputs and weights"))
 @pytest.mark.followup
 def test_single_head_gradients(impl):
     """Gradients of the inputs and of every projection's weight and bias equal PyTorch's."""
     check_single_head(impl, mask=bool_mask(3, 5, 7, seed=160), seed=161, check_grads=True)
 
 
+@title(N_("single head: fully masked rows"))
 @pytest.mark.followup
 def test_single_head_fully_masked_rows(impl):
     """A query whose keys are all blocked: zero weights, and an output that is what out_proj

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     MISTAKE_SLACK,
     StateDictDiff,
@@ -57,6 +58,7 @@ from graders.core.report import (
     describe_inputs,
     describe_value,
     mistake_lines,
+    title,
     verdict,
 )
 from graders.encoder_layer import (
@@ -676,6 +678,7 @@ def check_layer(impl: Implementation, args: LayerArgs, *, n: int = 5, m: int = 7
                                           twin, seed + 3), check, on)
 
 
+@title(N_("Post-LN decoder layer against PyTorch"))
 @pytest.mark.core
 def test_layer_post_ln_matches_pytorch(impl):
     """Post-LN (the default), (seq, batch, d_model) inputs, relu, target length 5 and
@@ -684,6 +687,7 @@ def test_layer_post_ln_matches_pytorch(impl):
     check_layer(impl, LayerArgs(d_model=12, nhead=3, dim_feedforward=20), n=4, m=6, b=2, seed=110)
 
 
+@title(N_("Pre-LN decoder layer against PyTorch"))
 @pytest.mark.core
 def test_layer_pre_ln_matches_pytorch(impl):
     """Pre-LN (norm_first=True): each residual adds the un-normalised input."""
@@ -692,6 +696,7 @@ def test_layer_pre_ln_matches_pytorch(impl):
                 n=6, m=3, b=2, seed=210)
 
 
+@title(N_("the decoder layer's activations"))
 @pytest.mark.core
 def test_layer_activations(impl):
     """activation="gelu", and callables (F.silu, a plain function) given to both modules."""
@@ -714,6 +719,7 @@ LAYER_MASK_CASES = (
 )
 
 
+@title(N_("the decoder layer's masks"))
 @pytest.mark.core
 def test_layer_masks(impl):
     """tgt_mask (causal float and bool, random bool and float), memory_mask (bool, float),
@@ -725,6 +731,7 @@ def test_layer_masks(impl):
                         seed=400 + 10 * i + norm_first)
 
 
+@title(N_("the decoder layer with batch_first=True"))
 @pytest.mark.core
 def test_layer_batch_first(impl):
     """batch_first=True: tgt is (batch, tgt_len, d_model), memory (batch, mem_len, d_model)."""
@@ -734,6 +741,7 @@ def test_layer_batch_first(impl):
                     masks=ALL_MASKS, n=4, m=6, seed=510 + norm_first)
 
 
+@title(N_("target and memory of equal length"))
 @pytest.mark.core
 def test_layer_equal_lengths(impl):
     """Target and memory of the same length, all four masks: a mask or an input given to
@@ -758,6 +766,7 @@ def layer_case(rng):
     return args, rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 3), spec, rng.randint(0, 9999)
 
 
+@title(N_("the decoder layer on random shapes"))
 @pytest.mark.core
 def test_layer_random_shapes(impl):
     """Random widths, heads, lengths, layouts, norm orders, activations and masks."""
@@ -765,6 +774,7 @@ def test_layer_random_shapes(impl):
         check_layer(impl, args, n=n, m=m, b=b, masks=spec, seed=seed)
 
 
+@title(N_("the decoder layer in float64"))
 @pytest.mark.followup
 def test_layer_float64(impl):
     """float64 in, float64 out, at float64 precision."""
@@ -773,6 +783,7 @@ def test_layer_float64(impl):
                     dtype=torch.float64, seed=600 + norm_first)
 
 
+@title(N_("the LayerNorms' eps"))
 @pytest.mark.followup
 def test_layer_norm_eps(impl):
     """layer_norm_eps reaches all three norms (a large eps, so that it shows)."""
@@ -781,6 +792,7 @@ def test_layer_norm_eps(impl):
                     seed=700 + norm_first)
 
 
+@title(N_("the decoder layer's gradients"))
 @pytest.mark.followup
 def test_layer_gradients(impl):
     """Gradients of tgt, memory and every weight and bias equal PyTorch's, Post-LN and Pre-LN."""
@@ -858,6 +870,7 @@ def check_decoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
                                           twin, seed + 3), check, on)
 
 
+@title(N_("the decoder's layers are independent copies"))
 @pytest.mark.core
 def test_decoder_layers_are_independent(impl):
     """decoder.layers is an nn.ModuleList of independent deep copies: changing one layer's
@@ -892,6 +905,7 @@ def test_decoder_layers_are_independent(impl):
                     "shared-layer-weights")
 
 
+@title(N_("the decoder against nn.TransformerDecoder"))
 @pytest.mark.core
 def test_decoder_matches_pytorch(impl):
     """3 layers with their own weights and a final norm, Pre-LN and Post-LN; every layer
@@ -901,6 +915,7 @@ def test_decoder_matches_pytorch(impl):
                   seed=1110)
 
 
+@title(N_("masks reach every decoder layer"))
 @pytest.mark.core
 def test_decoder_masks_reach_every_layer(impl):
     """All four masks are given to every layer; both layouts; equal lengths too."""
@@ -911,6 +926,7 @@ def test_decoder_masks_reach_every_layer(impl):
                   seed=1220)
 
 
+@title(N_("the decoder without a final norm"))
 @pytest.mark.core
 def test_decoder_without_final_norm(impl):
     """norm=None (the default): the last layer's output is the decoder's output."""
@@ -918,6 +934,7 @@ def test_decoder_without_final_norm(impl):
                   masks=MaskSpec(tgt="causal"), seed=1300)
 
 
+@title(N_("the decoder's gradients"))
 @pytest.mark.followup
 def test_decoder_gradients(impl):
     """Gradients of tgt, memory, every layer's weights and the final norm equal PyTorch's."""
@@ -963,6 +980,7 @@ def fully_masked_rows(inputs: Inputs, args: LayerArgs) -> Tensor:
     return dead if args.batch_first else dead.T
 
 
+@title(N_("fully masked rows"))
 @pytest.mark.followup
 def test_fully_masked_rows(impl):
     """A query whose keys are all blocked gets zero attention, so its attention output is
@@ -997,6 +1015,7 @@ def test_fully_masked_rows(impl):
                     "nan-on-fully-masked")
 
 
+@title(N_("dropout only in training mode"))
 @pytest.mark.followup
 def test_dropout_only_in_training(impl):
     """Eval mode is deterministic and dropout-free; training mode drops at random;
@@ -1037,6 +1056,7 @@ def test_dropout_only_in_training(impl):
                  layer_suspects(state, inputs, args))
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.reference import additive_mask, attend
 from graders.core.compare import (StateDictDiff, expect_close, expect_grads_close, expect_tensor,
                                   tolerance)
@@ -37,7 +38,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, describe_value, verdict
+from graders.core.report import describe_inputs, describe_value, verdict, title
 
 __all__ = [
     "test_layer_post_ln_matches_pytorch",
@@ -477,6 +478,7 @@ def check_layer(impl: Implementation, args: LayerArgs, *, n: int = 5, b: int = 3
     expect_grads_close(got, pytorch_grads(expected, ref_src, twin, seed + 3), check, on)
 
 
+@title(N_("Post-LN layer against PyTorch"))
 @pytest.mark.core
 def test_layer_post_ln_matches_pytorch(impl):
     """Post-LN (the default), (seq, batch, d_model) inputs, relu; two widths."""
@@ -484,6 +486,7 @@ def test_layer_post_ln_matches_pytorch(impl):
     check_layer(impl, LayerArgs(d_model=12, nhead=3, dim_feedforward=20), n=4, b=2, seed=110)
 
 
+@title(N_("Pre-LN layer against PyTorch"))
 @pytest.mark.core
 def test_layer_pre_ln_matches_pytorch(impl):
     """Pre-LN (norm_first=True): the residual adds the un-normalised input."""
@@ -492,6 +495,7 @@ def test_layer_pre_ln_matches_pytorch(impl):
                 n=4, b=2, seed=210)
 
 
+@title(N_("the layer's activations"))
 @pytest.mark.core
 def test_layer_activations(impl):
     """activation="gelu", and callables (F.silu, a plain function) given to both modules."""
@@ -501,6 +505,7 @@ def test_layer_activations(impl):
                         seed=300 + 10 * i + norm_first)
 
 
+@title(N_("the layer's masks"))
 @pytest.mark.core
 def test_layer_masks(impl):
     """src_mask (causal float, bool, random float) and src_key_padding_mask (b, n), alone
@@ -511,6 +516,7 @@ def test_layer_masks(impl):
                         seed=400 + 10 * i + norm_first)
 
 
+@title(N_("the layer with batch_first=True"))
 @pytest.mark.core
 def test_layer_batch_first(impl):
     """batch_first=True: src is (batch, seq, d_model)."""
@@ -534,6 +540,7 @@ def layer_case(rng):
     return args, n, b, rng.choice(MASK_KINDS), rng.randint(0, 10_000)
 
 
+@title(N_("the layer on random shapes"))
 @pytest.mark.core
 def test_layer_random_shapes(impl):
     """Random widths, heads, lengths, layouts, norm orders, activations and masks."""
@@ -541,6 +548,7 @@ def test_layer_random_shapes(impl):
         check_layer(impl, args, n=n, b=b, mask_kind=mask_kind, seed=seed)
 
 
+@title(N_("the layer in float64"))
 @pytest.mark.followup
 def test_layer_float64(impl):
     """float64 in, float64 out, at float64 precision."""
@@ -549,6 +557,7 @@ def test_layer_float64(impl):
                     mask_kind="causal+padding", dtype=torch.float64, seed=600 + norm_first)
 
 
+@title(N_("the LayerNorms' eps"))
 @pytest.mark.followup
 def test_layer_norm_eps(impl):
     """layer_norm_eps reaches both norms (a large eps, so that it shows)."""
@@ -557,6 +566,7 @@ def test_layer_norm_eps(impl):
                     seed=700 + norm_first)
 
 
+@title(N_("the layer's gradients"))
 @pytest.mark.followup
 def test_layer_gradients(impl):
     """Gradients of src and of every weight and bias equal PyTorch's, Post-LN and Pre-LN."""
@@ -635,6 +645,7 @@ def check_encoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     expect_grads_close(got, pytorch_grads(expected, ref_src, twin, seed + 3), check, on)
 
 
+@title(N_("the encoder against nn.TransformerEncoder"))
 @pytest.mark.core
 def test_encoder_matches_pytorch(impl):
     """3 layers with their own weights and a final norm, Pre-LN and Post-LN."""
@@ -642,6 +653,7 @@ def test_encoder_matches_pytorch(impl):
     check_encoder(impl, LayerArgs(norm_first=False, activation="gelu"), num_layers=2, seed=1110)
 
 
+@title(N_("the encoder's layers are independent copies"))
 @pytest.mark.core
 def test_encoder_layers_are_independent(impl):
     """encoder.layers is an nn.ModuleList of independent deep copies, as in PyTorch: changing
@@ -677,6 +689,7 @@ def test_encoder_layers_are_independent(impl):
                     "shared-layer-weights")
 
 
+@title(N_("masks reach every layer"))
 @pytest.mark.core
 def test_encoder_masks_reach_every_layer(impl):
     """mask and src_key_padding_mask are given to every layer; both layouts."""
@@ -686,12 +699,14 @@ def test_encoder_masks_reach_every_layer(impl):
                   seed=1220)
 
 
+@title(N_("the encoder without a final norm"))
 @pytest.mark.core
 def test_encoder_without_final_norm(impl):
     """norm=None (the default): the last layer's output is the encoder's output."""
     check_encoder(impl, LayerArgs(norm_first=False), with_norm=False, mask_kind="causal", seed=1300)
 
 
+@title(N_("the encoder's gradients"))
 @pytest.mark.followup
 def test_encoder_gradients(impl):
     """Gradients of src and of every layer's weights and the final norm equal PyTorch's."""
@@ -704,6 +719,7 @@ def test_encoder_gradients(impl):
 # ------------------------------------------------------------- dropout and half precision
 
 
+@title(N_("dropout only in training mode"))
 @pytest.mark.followup
 def test_dropout_only_in_training(impl):
     """Eval mode is deterministic and dropout-free; training mode drops at random;
@@ -742,6 +758,7 @@ def test_dropout_only_in_training(impl):
                  layer_suspects(state, src, None, None, args))
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):

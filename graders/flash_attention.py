@@ -30,12 +30,13 @@ from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from graders.core.i18n import N_, _
 from graders.core import torch_shortcuts
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, verdict
+from graders.core.report import describe_inputs, verdict, title
 
 __all__ = [
     "test_flash_matches_pytorch",
@@ -337,6 +338,7 @@ def rising_scores(b: int, h: int, n: int, m: int, d: int, magnitude: float,
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("FlashAttention against PyTorch"))
 @pytest.mark.core
 def test_flash_matches_pytorch(impl):
     """Output against F.scaled_dot_product_attention and lse against torch.logsumexp:
@@ -346,6 +348,7 @@ def test_flash_matches_pytorch(impl):
     check_flash(impl, *qkv(3, 2, 6, 13, 5, seed=30), block_size=5)
 
 
+@title(N_("every block size"))
 @pytest.mark.core
 def test_flash_block_sizes(impl):
     """block_size 1, smaller than m, equal to m, larger than m, and the default (64) with
@@ -356,6 +359,7 @@ def test_flash_block_sizes(impl):
     check_flash(impl, *qkv(1, 2, 3, 70, 4, seed=50), block_size=None)
 
 
+@title(N_("causal FlashAttention"))
 @pytest.mark.core
 def test_flash_causal(impl):
     """causal=True (n == m): query i sees keys 0..i, for block sizes 1, 3 (m not a multiple),
@@ -365,6 +369,7 @@ def test_flash_causal(impl):
         check_flash(impl, q, k, v, block_size, causal=True)
 
 
+@title(N_("large scores"))
 @pytest.mark.core
 def test_flash_large_scores(impl):
     """Scores of magnitude 10⁴, positive for some queries and negative for others (a
@@ -382,6 +387,7 @@ def test_flash_large_scores(impl):
                 slack=5.0, note="; scores of about +150, -150 and order 1")
 
 
+@title(N_("never builds the whole score matrix"))
 @pytest.mark.core
 def test_flash_never_builds_the_score_matrix(impl):
     """Every tensor created during the call holds at most max(n, m) * max(block_size, d)
@@ -398,6 +404,7 @@ def flash_case(rng):
     return b, h, n, m, d, rng.randint(1, 13), causal, rng.randint(0, 10_000)
 
 
+@title(N_("FlashAttention on random shapes"))
 @pytest.mark.core
 def test_flash_random_shapes(impl):
     """Random shapes, block sizes and causal, drawn from a fixed seed (the same every run)."""
@@ -408,6 +415,7 @@ def test_flash_random_shapes(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("FlashAttention in float64"))
 @pytest.mark.followup
 def test_flash_float64(impl):
     """float64 in, float64 out (output and lse), at float64 precision."""
@@ -415,6 +423,7 @@ def test_flash_float64(impl):
     check_flash(impl, *qkv(2, 3, 8, 8, 4, seed=210, dtype=torch.float64), 3, causal=True)
 
 
+@title(N_("FlashAttention's gradients"))
 @pytest.mark.followup
 def test_flash_gradients(impl):
     """Gradients of q, k and v through output and lse equal PyTorch's."""
@@ -423,6 +432,7 @@ def test_flash_gradients(impl):
                 check_grads=True)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_flash_half_precision_on_cuda(impl):

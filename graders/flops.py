@@ -22,11 +22,12 @@ import pytest
 import torch
 from torch import nn
 
+from graders.core.i18n import N_, _
 from graders.core import torch_shortcuts
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, randn
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import describe_inputs, describe_value, verdict
+from graders.core.report import describe_inputs, describe_value, verdict, title
 
 __all__ = [
     "test_param_count",
@@ -198,26 +199,27 @@ def as_integer(value: Any) -> int | None:
 
 def type_advice(value: Any) -> str:
     if isinstance(value, float):
-        return ("return a plain int: a float holds integers exactly only up to 2**53; use "
-                "integer arithmetic (// rather than /)")
+        return _("return a plain int: a float holds integers exactly only up to 2**53; use "
+                 "integer arithmetic (// rather than /)")
     if isinstance(value, torch.Tensor):
-        return "return a plain int, not a tensor: compute with Python ints (or call .item())"
-    return "return a plain int"
+        return _("return a plain int, not a tensor: compute with Python ints (or call .item())")
+    return _("return a plain int")
 
 
 def ratio_line(got: int, expected: int) -> str:
     """How far off, and by which simple factor when there is one."""
-    line = f"got - expected = {got - expected:+,}"
+    difference = f"{got - expected:+,}"
     if expected:
         ratio = Fraction(got, expected)
         if ratio > 0 and ratio.numerator <= 8 and ratio.denominator <= 8:
-            line += f" (got = expected * {ratio})"
-    return line
+            return _("got - expected = {difference} (got = expected * {ratio})",
+                     difference=difference, ratio=ratio)
+    return _("got - expected = {difference}", difference=difference)
 
 
 # An int off by a hair of a huge answer: the rounding of a float somewhere along the way.
 NEAR_MISS = Fraction(1, 2**40)
-FLOAT_NOTE = "is a float involved? above 2**53 a float cannot hold every integer; keep to ints"
+FLOAT_NOTE = N_("is a float involved? above 2**53 a float cannot hold every integer; keep to ints")
 
 
 def expect_int(got: Any, expected: int, check: str, on: str,
@@ -227,20 +229,27 @@ def expect_int(got: Any, expected: int, check: str, on: str,
     number = as_integer(got)
     slug = identify(number, expected, list(suspects), 0.0, 0.0) if number is not None else None
     if isinstance(got, bool) or not isinstance(got, int):
-        kind = "a tensor " if isinstance(got, torch.Tensor) else ""
+        tensor = isinstance(got, torch.Tensor)
         if number == expected and not isinstance(got, bool):
             # Not a wrong number: say so first, so that 31248.0 does not read as a miss.
             raise verdict(check, on, [
-                f"right value, wrong type: expected the int {expected:,}, got "
-                + (f"a tensor {describe_value(got)}" if kind
-                   else f"the {type(got).__name__} {describe_value(got)}"), type_advice(got)])
-        raise verdict(check, on, [f"expected the int {expected:,}",
-                                  f"got {kind}{describe_value(got)}: {type_advice(got)}"], slug)
+                _("right value, wrong type: expected the int {expected}, got a tensor {value}",
+                  expected=f"{expected:,}", value=describe_value(got)) if tensor
+                else _("right value, wrong type: expected the int {expected}, got the {type} "
+                       "{value}", expected=f"{expected:,}", type=type(got).__name__,
+                       value=describe_value(got)), type_advice(got)])
+        got_line = (_("got a tensor {value}: {advice}", value=describe_value(got),
+                      advice=type_advice(got)) if tensor
+                    else _("got {value}: {advice}", value=describe_value(got),
+                           advice=type_advice(got)))
+        raise verdict(check, on, [_("expected the int {expected}", expected=f"{expected:,}"),
+                                  got_line], slug)
     if got == expected:
         return
-    details = [f"expected {expected:,}", f"got      {got:,}", ratio_line(got, expected)]
+    details = [_("expected {value}", value=f"{expected:,}"),
+               _("got      {value}", value=f"{got:,}"), ratio_line(got, expected)]
     if expected and abs(Fraction(got - expected, expected)) <= NEAR_MISS:
-        details.append(FLOAT_NOTE)
+        details.append(_(FLOAT_NOTE))
     raise verdict(check, on, details, slug)
 
 
@@ -331,6 +340,7 @@ CROSS_CASES = [(5, 9, 7, 12, 4), (11, 4, 5, 24, 3), (7, 13, 6, 32, 8)]
 ENCODER_CASES = [(7, 3, 12, 4, 40), (9, 5, 16, 4, 24), (12, 7, 30, 5, 50)]
 
 
+@title(N_("mha_param_count"))
 @pytest.mark.core
 def test_param_count(impl):
     """4d^2 weights (in_proj 3d x d, out_proj d x d) plus 4d biases; bias=False has none."""
@@ -340,6 +350,7 @@ def test_param_count(impl):
     check_param_count(impl, 16, None)
 
 
+@title(N_("mha_flops"))
 @pytest.mark.core
 def test_mha_flops(impl):
     """Self-attention: four d x d projections over l*b tokens, QK^T and AV over l x l."""
@@ -347,6 +358,7 @@ def test_mha_flops(impl):
         check_mha_flops(impl, *case)
 
 
+@title(N_("cross_attention_flops"))
 @pytest.mark.core
 def test_cross_attention_flops(impl):
     """n queries attend to m keys: Q and out over n, K and V over m, n x m attention."""
@@ -354,6 +366,7 @@ def test_cross_attention_flops(impl):
         check_cross_flops(impl, *case)
 
 
+@title(N_("encoder_layer_flops"))
 @pytest.mark.core
 def test_encoder_layer_flops(impl):
     """Self-attention plus the two feed-forward linears d -> d_ff -> d."""
@@ -361,6 +374,7 @@ def test_encoder_layer_flops(impl):
         check_encoder_flops(impl, *case)
 
 
+@title(N_("attention_scores_bytes"))
 @pytest.mark.core
 def test_attention_scores_bytes(impl):
     """(b, h, l, l) float32 scores: the default dtype and dtype=torch.float32."""
@@ -376,6 +390,7 @@ def attention_sizes(rng):
     return l, n, m, b, d, h, rng.randint(1, 128)
 
 
+@title(N_("counts on random sizes"))
 @pytest.mark.core
 def test_flops_random_sizes(impl):
     """Random sizes (h divides d, b > 1), drawn from a fixed seed (the same cases every run)."""
@@ -433,6 +448,7 @@ def skip_unless_counter_agrees(counted: int, closed: int, what: str) -> None:
                     f"not the {closed:,} matmul FLOPs of the closed form; nothing to compare with")
 
 
+@title(N_("the parameter count against PyTorch"))
 @pytest.mark.followup
 def test_param_count_matches_pytorch(impl):
     """The number of parameters of a real nn.MultiheadAttention(d, h, bias=bias)."""
@@ -443,6 +459,7 @@ def test_param_count_matches_pytorch(impl):
                           against=f"the parameters of nn.MultiheadAttention({d}, {h}, bias={bias})")
 
 
+@title(N_("mha_flops against FlopCounterMode"))
 @pytest.mark.followup
 def test_mha_flops_match_flop_counter(impl):
     """FlopCounterMode on nn.MultiheadAttention (need_weights=True) counts the projections
@@ -457,6 +474,7 @@ def test_mha_flops_match_flop_counter(impl):
                         f"batch_first={batch_first}) with need_weights=True")
 
 
+@title(N_("cross_attention_flops against FlopCounterMode"))
 @pytest.mark.followup
 def test_cross_attention_flops_match_flop_counter(impl):
     """FlopCounterMode on nn.MultiheadAttention with a query of length n, keys of length m."""
@@ -469,6 +487,7 @@ def test_cross_attention_flops_match_flop_counter(impl):
                           f"{n}, key length {m}, need_weights=True")
 
 
+@title(N_("encoder_layer_flops against FlopCounterMode"))
 @pytest.mark.followup
 def test_encoder_layer_flops_match_flop_counter(impl):
     """FlopCounterMode on nn.TransformerEncoderLayer's self_attn (need_weights=True),
@@ -489,6 +508,7 @@ HUGE_SRC = 999_983
 HUGE_BYTES = (1_000_003, 4_097, 12)  # (l, b, h)
 HUGE_D_PARAMS = 150_000_001
 
+@title(N_("exact ints at huge sizes"))
 @pytest.mark.followup
 def test_huge_sizes_exact_ints(impl):
     """l = 10**6 + 3, d = 10**4, ...: exact Python ints, no float anywhere."""
@@ -503,6 +523,7 @@ def test_huge_sizes_exact_ints(impl):
         check_scores_bytes(impl, bl, bb, bh, dtype, bb * bh * bl * bl * itemsize)
 
 
+@title(N_("attention_scores_bytes for every dtype"))
 @pytest.mark.followup
 def test_attention_scores_bytes_dtypes(impl):
     """float16, bfloat16 (2 bytes), float32 (4), float64 (8): a real score tensor's nbytes."""
@@ -510,6 +531,7 @@ def test_attention_scores_bytes_dtypes(impl):
         check_scores_bytes(impl, 6, 3, 5, dtype)
 
 
+@title(N_("the count does not depend on the number of heads"))
 @pytest.mark.followup
 def test_flops_independent_of_num_heads(impl):
     """h heads of width d/h cost what one head of width d costs: the same count for

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     expect_close,
     expect_grads_close,
@@ -43,7 +44,7 @@ from graders.core.inputs import (
 )
 from graders.core.mistakes import Suspect
 from graders.core.reference import NEG_INF
-from graders.core.report import describe_inputs, describe_value, verdict
+from graders.core.report import describe_inputs, describe_value, verdict, title
 from graders.flops import expect_int, int_suspects
 
 __all__ = [
@@ -320,6 +321,7 @@ MQA, MHA = (12, 3, 1), (12, 3, 3)
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("the module's parameters"))
 @pytest.mark.core
 def test_gqa_parameters(impl):
     """q_proj, o_proj E -> E; k_proj, v_proj E -> num_kv_heads * head_dim; bias=False by
@@ -331,6 +333,7 @@ def test_gqa_parameters(impl):
                          torch.float32, "cpu")
 
 
+@title(N_("grouped-query attention against PyTorch"))
 @pytest.mark.core
 def test_gqa_matches_pytorch(impl):
     """No mask: grouped (1 < kv < h), multi-query (kv = 1) and multi-head (kv = h)
@@ -340,6 +343,7 @@ def test_gqa_matches_pytorch(impl):
                   b=2 + i % 2, n=5 + i, seed=100 + 10 * i)
 
 
+@title(N_("grouped-query attention with masks"))
 @pytest.mark.core
 def test_gqa_masks(impl):
     """attn_mask bool (True = blocked) and float, differing per batch element, per head,
@@ -354,6 +358,7 @@ def test_gqa_masks(impl):
               seed=270)
 
 
+@title(N_("causal grouped-query attention"))
 @pytest.mark.core
 def test_gqa_causal(impl):
     """is_causal=True: query i sees keys 0..i; with attn_mask too, both apply."""
@@ -378,6 +383,7 @@ def gqa_case(rng):
             rng.random() < 0.3, rng.random() < 0.5, rng.randint(0, 10_000))
 
 
+@title(N_("grouped-query attention on random shapes"))
 @pytest.mark.core
 def test_gqa_random_shapes(impl):
     """Random widths, head and kv-head counts, lengths, masks, is_causal and bias, drawn
@@ -432,6 +438,7 @@ CACHE_CASES = [(3, 17, 5, 64, 8, 2), (2, 100, 7, 96, 12, 4), (5, 9, 3, 48, 6, 1)
                (4, 11, 6, 40, 5, 5)]
 
 
+@title(N_("kv_cache_bytes"))
 @pytest.mark.core
 def test_kv_cache_bytes(impl):
     """Keys and values of every layer, num_kv_heads heads of head_dim = E // num_heads;
@@ -443,6 +450,7 @@ def test_kv_cache_bytes(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("with bias"))
 @pytest.mark.followup
 def test_gqa_with_bias(impl):
     """bias=True: every projection has a bias, with masks and is_causal."""
@@ -451,6 +459,7 @@ def test_gqa_with_bias(impl):
               mask_kind="bool", is_causal=True, seed=410)
 
 
+@title(N_("grouped-query attention in float64"))
 @pytest.mark.followup
 def test_gqa_float64(impl):
     """float64 weights and inputs give float64 results (see FLOAT64_SLACK)."""
@@ -460,6 +469,7 @@ def test_gqa_float64(impl):
               is_causal=True, dtype=torch.float64, seed=510)
 
 
+@title(N_("gradients of the input and the weights"))
 @pytest.mark.followup
 def test_gqa_gradients(impl):
     """Gradients of x and of every projection's weight (and bias) equal PyTorch's; k_proj
@@ -490,6 +500,7 @@ def nan_on_rows(rows: Tensor) -> Suspect:
                    matches=lambda got: bool(torch.isnan(got.detach()[rows]).any()))
 
 
+@title(N_("fully masked rows"))
 @pytest.mark.followup
 def test_gqa_fully_masked_rows(impl):
     """A query whose keys are all blocked (bool and float masks) gets zero attention, so
@@ -536,6 +547,7 @@ def test_gqa_fully_masked_rows(impl):
         expect_grads_close(got, want, check, on)
 
 
+@title(N_("kv_cache_bytes: huge sizes and every dtype"))
 @pytest.mark.followup
 def test_kv_cache_bytes_exact_and_dtypes(impl):
     """bfloat16 and float16 (2 bytes), float64 (8), float32 (4); a Llama-2-70B-sized cache
@@ -546,6 +558,7 @@ def test_kv_cache_bytes_exact_and_dtypes(impl):
     check_cache_bytes(impl, 1_000_003, 999_983, 10_007, 12_288, 96, 12, torch.float32)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_gqa_half_precision_on_cuda(impl):

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.reference import attend
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad
 from graders.core.implementation import Implementation
@@ -33,7 +34,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs
+from graders.core.report import describe_inputs, title
 
 __all__ = [
     "test_split_heads",
@@ -247,6 +248,7 @@ def check_layout(impl, layout: Layout, b, n, h, d, seed, dtype=torch.float32, de
 SHAPES = ((2, 5, 3, 4), (3, 4, 2, 6), (1, 6, 4, 2))
 
 
+@title(N_("split_heads"))
 @pytest.mark.core
 def test_split_heads(impl):
     """(b, n, h*d) -> (b, h, n, d): head i holds columns i*d:(i+1)*d."""
@@ -254,6 +256,7 @@ def test_split_heads(impl):
         check_split(impl, BATCH_FIRST, BATCH_FIRST.split_input(b, n, h, d, seed=10 + i), h)
 
 
+@title(N_("merge_heads"))
 @pytest.mark.core
 def test_merge_heads(impl):
     """(b, h, n, d) -> (b, n, h*d), and merge_heads(split_heads(x)) == x."""
@@ -262,6 +265,7 @@ def test_merge_heads(impl):
         check_round_trip(impl, BATCH_FIRST, BATCH_FIRST.split_input(b, n, h, d, seed=25 + i), h)
 
 
+@title(N_("split_heads_seq_first"))
 @pytest.mark.core
 def test_split_heads_seq_first(impl):
     """(n, b, h*d) -> (b*h, n, d), row i*h + j = batch i, head j (PyTorch's layout)."""
@@ -269,6 +273,7 @@ def test_split_heads_seq_first(impl):
         check_split(impl, SEQ_FIRST, SEQ_FIRST.split_input(b, n, h, d, seed=30 + i), h)
 
 
+@title(N_("merge_heads_seq_first"))
 @pytest.mark.core
 def test_merge_heads_seq_first(impl):
     """(b*h, n, d) -> (n, b, h*d), and the round trip gives x back."""
@@ -389,6 +394,7 @@ def check_attention_from_heads(impl, layout: Layout, *, b=3, n=5, m=7, h=3, d=4,
     expect_grads_close(got, expected, f"{check}: backward", on)
 
 
+@title(N_("seq-first heads against PyTorch's attention"))
 @pytest.mark.core
 def test_seq_first_heads_match_pytorch_attention(impl):
     """(seq, batch, E) attention from split_heads_seq_first / merge_heads_seq_first equals
@@ -397,6 +403,7 @@ def test_seq_first_heads_match_pytorch_attention(impl):
     check_attention_from_heads(impl, SEQ_FIRST, b=2, n=4, m=3, h=4, d=2, seed=110)
 
 
+@title(N_("batch-first heads against PyTorch's attention"))
 @pytest.mark.core
 def test_batch_first_heads_match_pytorch_attention(impl):
     """The same with batch_first=True, from split_heads / merge_heads."""
@@ -410,6 +417,7 @@ def head_sizes(rng):
     return b, n, h, d, rng.randint(0, 10_000)
 
 
+@title(N_("heads on random shapes"))
 @pytest.mark.core
 def test_heads_random_shapes(impl):
     """Random sizes, drawn from a fixed seed (the same cases every run), both layouts."""
@@ -421,6 +429,7 @@ def test_heads_random_shapes(impl):
 # ------------------------------------------------------------------------------ follow-ups
 
 
+@title(N_("non-contiguous inputs"))
 @pytest.mark.followup
 def test_heads_non_contiguous_inputs(impl):
     """Inputs that are transposed views (a batch-first tensor handed over as seq-first, say):
@@ -429,6 +438,7 @@ def test_heads_non_contiguous_inputs(impl):
         check_layout(impl, layout, 2, 5, 3, 4, seed=200, contiguous=False)
 
 
+@title(N_("gradients flow through every function"))
 @pytest.mark.followup
 def test_heads_gradients(impl):
     """Gradients flow back through every function (no detach, no rebuilt tensors), and through
@@ -453,6 +463,7 @@ def test_heads_gradients(impl):
     check_attention_from_heads(impl, BATCH_FIRST, seed=330, check_grads=True)
 
 
+@title(N_("heads in float64"))
 @pytest.mark.followup
 def test_heads_float64(impl):
     """float64 in, float64 out; attention built on the heads at float64 precision."""
@@ -462,6 +473,7 @@ def test_heads_float64(impl):
     check_attention_from_heads(impl, BATCH_FIRST, seed=420, dtype=torch.float64)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_heads_half_precision_on_cuda(impl):

@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     expect_close,
     expect_grads_close,
@@ -39,7 +40,7 @@ from graders.core.compare import (
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.report import GradingFailure, describe_value, verdict
+from graders.core.report import GradingFailure, describe_value, verdict, title
 
 __all__ = [
     "test_one_call_matches_pytorch",
@@ -370,6 +371,7 @@ def check_sequence(impl: Implementation, *, embed_dim: int, num_heads: int, b: i
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("one call against nn.MultiheadAttention"))
 @pytest.mark.core
 def test_one_call_matches_pytorch(impl):
     """The whole sequence in one call, cache None: the output equals nn.MultiheadAttention
@@ -379,6 +381,7 @@ def test_one_call_matches_pytorch(impl):
     check_sequence(impl, embed_dim=6, num_heads=1, b=1, n=3, seed=120)
 
 
+@title(N_("every split matches one call"))
 @pytest.mark.core
 def test_every_split_matches_one_call(impl):
     """Every split of the sequence - a prefill of each length (none: the first chunk gets
@@ -389,6 +392,7 @@ def test_every_split_matches_one_call(impl):
                    split_list=[(4, 1), (2, 3), (1, 2, 2), (1, 1, 1, 1, 1)])
 
 
+@title(N_("an empty cache"))
 @pytest.mark.core
 def test_empty_cache(impl):
     """A cache of 0 positions ((b, h, 0, head_dim) tensors) acts like no cache at all."""
@@ -406,6 +410,7 @@ def split_case(rng):
     return num_heads * head_dim, num_heads, rng.randint(1, 3), n, tuple(pieces), rng.randint(0, 9999)
 
 
+@title(N_("random shapes and splits"))
 @pytest.mark.core
 def test_random_shapes(impl):
     """Random widths, head counts, batch sizes, lengths and splits, from a fixed seed."""
@@ -414,6 +419,7 @@ def test_random_shapes(impl):
                        split_list=[pieces])
 
 
+@title(N_("the cache passed in is left untouched"))
 @pytest.mark.core
 def test_cache_passed_in_is_untouched(impl):
     """Branching: two different continuations from one cache each give their own right
@@ -494,6 +500,7 @@ def check_gradients(impl: Implementation, *, embed_dim: int, num_heads: int, b: 
                        slack=FLOAT64_SLACK if dtype == torch.float64 else 1.0)
 
 
+@title(N_("gradients through the cache"))
 @pytest.mark.followup
 def test_gradients_through_the_cache(impl):
     """The returned cache carries gradients: backward through a later call's output reaches
@@ -503,6 +510,7 @@ def test_gradients_through_the_cache(impl):
                     dtype=torch.float64, bias=False)
 
 
+@title(N_("the cache in float64"))
 @pytest.mark.followup
 def test_float64(impl):
     """float64 weights and inputs give float64 outputs and caches (see FLOAT64_SLACK)."""
@@ -510,6 +518,7 @@ def test_float64(impl):
                    split_list=[(5,), (2, 1, 2), (1, 1, 1, 1, 1)])
 
 
+@title(N_("without bias"))
 @pytest.mark.followup
 def test_without_bias(impl):
     """bias=False: the four projections have no bias."""
@@ -539,6 +548,7 @@ def check_half_precision(impl: Implementation, device: str) -> None:
                 s += t
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):

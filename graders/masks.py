@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.reference import additive_mask, attend
 from graders.core.compare import (
     MISTAKE_SLACK,
@@ -41,7 +42,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
 
 __all__ = [
     "test_causal_mask",
@@ -431,6 +432,7 @@ def check_causal(impl: Implementation, size: int, device=None) -> None:
     check_mask_values(got, expected, check, on, suspects)
 
 
+@title(N_("causal_mask"))
 @pytest.mark.core
 def test_causal_mask(impl):
     """0 on and below the diagonal, -inf above, float32 on the CPU; sizes 1 to 8."""
@@ -468,6 +470,7 @@ def check_padding(impl: Implementation, lengths, max_len: int | None = None) -> 
     expect_close(got, expected, check, on, suspects)
 
 
+@title(N_("padding_mask"))
 @pytest.mark.core
 def test_padding_mask(impl):
     """Lengths as a tensor and as a list, a batch without padding, an explicit max_len."""
@@ -482,12 +485,14 @@ def test_padding_mask(impl):
 # --------------------------------------------------------------------------- merge_masks
 
 
+@title(N_("merge_masks without masks"))
 @pytest.mark.core
 def test_merge_no_masks(impl):
     """Both masks None: merge_masks returns None (attention runs unmasked)."""
     check_merge(impl, None, None, batch=2, heads=2, n=3, m=4)
 
 
+@title(N_("merge_masks with a padding mask only"))
 @pytest.mark.core
 def test_merge_padding_only(impl):
     """key_padding_mask alone, padding that differs per batch element, h > 1, n != m."""
@@ -495,6 +500,7 @@ def test_merge_padding_only(impl):
     check_merge(impl, key_padding([2, 5], 5), None, batch=2, heads=4, n=3, m=5, seed=20)
 
 
+@title(N_("merge_masks with attn_mask only"))
 @pytest.mark.core
 def test_merge_attn_mask_only(impl):
     """attn_mask alone: bool and float, (n, m) and (b*h, n, m)."""
@@ -507,6 +513,7 @@ def test_merge_attn_mask_only(impl):
                 seed=61)
 
 
+@title(N_("merge_masks with both masks"))
 @pytest.mark.core
 def test_merge_both_masks(impl):
     """key_padding_mask with a bool or float attn_mask, (n, m) and (b*h, n, m): a key is
@@ -529,6 +536,7 @@ def merge_case(rng):
     return batch, heads, n, m, lengths, attn_kind, per_head, rng.randint(0, 10_000)
 
 
+@title(N_("merge_masks on random shapes"))
 @pytest.mark.core
 def test_merge_random_shapes(impl):
     """Random batch, heads, lengths and masks, drawn from a fixed seed (the same every run)."""
@@ -542,6 +550,7 @@ def test_merge_random_shapes(impl):
                     seed=seed)
 
 
+@title(N_("merge_masks keeps the dtype"))
 @pytest.mark.followup
 def test_merge_dtypes(impl):
     """dtype is honoured: float64 (attention in float64), a float64 attn_mask merged into
@@ -571,6 +580,7 @@ def test_merge_dtypes(impl):
                           "(b*h, n, m)", on, suspects)
 
 
+@title(N_("gradient of a learned float mask"))
 @pytest.mark.followup
 def test_merge_float_mask_gradient(impl):
     """A float attn_mask can be a learned bias: its gradient through attention equals
@@ -593,6 +603,7 @@ def test_merge_float_mask_gradient(impl):
         expect_grads_close(got, expected, "backward through attention with your mask", on)
 
 
+@title(N_("causal and padding masks in decoder self-attention"))
 @pytest.mark.followup
 def test_decoder_self_attention(impl):
     """All three together: merge_masks(padding_mask(lengths), causal_mask(n)) in masked
@@ -616,6 +627,7 @@ def test_decoder_self_attention(impl):
     expect_close(got_out, expected_out, check + ": output", on)
 
 
+@title(N_("masks on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_masks_on_cuda(impl):

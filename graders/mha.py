@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.reference import attend
 from graders.core.compare import (
     MISTAKE_SLACK,
@@ -35,7 +36,7 @@ from graders.core.compare import (
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
 
 __all__ = [
     "test_mha_matches_pytorch",
@@ -507,6 +508,7 @@ def check_mha(impl: Implementation, *, embed_dim: int, num_heads: int, b: int, n
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("multi-head attention against nn.MultiheadAttention"))
 @pytest.mark.core
 def test_mha_matches_pytorch(impl):
     """(seq, batch, E) inputs, heads > 1, batch > 1; query length == and != key length;
@@ -523,6 +525,7 @@ def mha_case(rng):
     return num_heads * head_dim, num_heads, b, n, m, rng.randint(0, 10_000)
 
 
+@title(N_("multi-head attention on random shapes"))
 @pytest.mark.core
 def test_mha_random_shapes(impl):
     """Random widths, head counts, batch sizes and lengths, drawn from a fixed seed."""
@@ -530,6 +533,7 @@ def test_mha_random_shapes(impl):
         check_mha(impl, embed_dim=embed_dim, num_heads=num_heads, b=b, n=n, m=m, seed=seed)
 
 
+@title(N_("need_weights=False"))
 @pytest.mark.core
 def test_mha_need_weights_false(impl):
     """need_weights=False returns (attn_output, None), the output unchanged."""
@@ -540,6 +544,7 @@ def test_mha_need_weights_false(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("batch_first=True"))
 @pytest.mark.followup
 def test_mha_batch_first(impl):
     """batch_first=True takes (batch, seq, E) and returns the output batch first; also
@@ -550,6 +555,7 @@ def test_mha_batch_first(impl):
               self_attention=True)
 
 
+@title(N_("without bias"))
 @pytest.mark.followup
 def test_mha_without_bias(impl):
     """bias=False: in_proj_bias is None and out_proj has no bias, in both layouts."""
@@ -557,6 +563,7 @@ def test_mha_without_bias(impl):
     check_mha(impl, embed_dim=8, num_heads=2, b=2, n=5, m=3, bias=False, batch_first=True, seed=410)
 
 
+@title(N_("multi-head attention in float64"))
 @pytest.mark.followup
 def test_mha_float64(impl):
     """float64 weights and inputs give float64 results, at float64 precision."""
@@ -565,6 +572,7 @@ def test_mha_float64(impl):
               batch_first=True, bias=False, seed=510)
 
 
+@title(N_("gradients of inputs and weights"))
 @pytest.mark.followup
 def test_mha_gradients(impl):
     """Gradients of query, key, value and every parameter equal PyTorch's."""
@@ -573,6 +581,7 @@ def test_mha_gradients(impl):
               batch_first=True, bias=False, seed=610, check_grads=True)
 
 
+@title(N_("no dropout in eval mode"))
 @pytest.mark.followup
 def test_mha_dropout_off_in_eval(impl):
     """With dropout=0.5 in eval mode, nothing is dropped: equal to PyTorch's eval mode."""
@@ -581,6 +590,7 @@ def test_mha_dropout_off_in_eval(impl):
     check_mha(impl, embed_dim=16, num_heads=2, b=3, n=4, m=5, dropout=0.5, training=False, seed=700)
 
 
+@title(N_("dropout on the weights in training"))
 @pytest.mark.followup
 def test_mha_dropout_in_training(impl):
     """In training mode each weight is dropped (0) or scaled by 1/(1-p), so rows no longer
@@ -631,6 +641,7 @@ def check_half_precision(impl: Implementation, device: str) -> None:
         expect_close(weights, ref_w.to(dtype), "the attention weights (b, h, n, m)", on)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_mha_half_precision_on_cuda(impl):

@@ -22,6 +22,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     MISTAKE_SLACK,
     expect_close,
@@ -32,7 +33,7 @@ from graders.core.compare import (
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
 
 __all__ = [
     "test_table_matches_formula",
@@ -261,6 +262,7 @@ def check_table(impl: Implementation, max_len: int, d_model: int, base: float | 
                   table_suspects(max_len, d_model, base, expected, angle))
 
 
+@title(N_("the table against the formula"))
 @pytest.mark.core
 def test_table_matches_formula(impl):
     """Even d_model, default base: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)."""
@@ -268,6 +270,7 @@ def test_table_matches_formula(impl):
     check_table(impl, 50, 16)
 
 
+@title(N_("odd d_model and another base"))
 @pytest.mark.core
 def test_table_odd_d_model_and_other_base(impl):
     """Odd d_model (one more sin column than cos) and a base other than 10000."""
@@ -280,6 +283,7 @@ def table_case(rng):
     return rng.randint(1, 40), rng.randint(1, 24), rng.choice([None, 10.0, 1000.0, 12345.6])
 
 
+@title(N_("the table on random sizes"))
 @pytest.mark.core
 def test_table_random_shapes(impl):
     """Random sizes and bases, drawn from a fixed seed (the same cases every run)."""
@@ -413,6 +417,7 @@ def check_forward(impl: Implementation, *, seq_len: int, batch: int, d_model: in
     return got
 
 
+@title(N_("pe is a registered buffer"))
 @pytest.mark.core
 def test_pe_is_a_buffer(impl):
     """pe is a registered buffer (max_len, d_model) holding the table: not a parameter, and
@@ -443,6 +448,7 @@ def test_pe_is_a_buffer(impl):
                       slug="pe-not-buffer")
 
 
+@title(N_("forward, sequence first"))
 @pytest.mark.core
 def test_forward_seq_first(impl):
     """batch_first=False: x (seq, batch, d), seq != batch; the table goes along dim 0."""
@@ -450,6 +456,7 @@ def test_forward_seq_first(impl):
     check_forward(impl, seq_len=2, batch=5, d_model=9, seed=2)
 
 
+@title(N_("forward, batch first"))
 @pytest.mark.core
 def test_forward_batch_first(impl):
     """batch_first=True: x (batch, seq, d), seq != batch; the table goes along dim 1."""
@@ -464,6 +471,7 @@ def forward_case(rng):
                 seed=rng.randint(0, 10_000))
 
 
+@title(N_("forward on random shapes"))
 @pytest.mark.core
 def test_forward_random_shapes(impl):
     """Random sizes and layouts; max_len may equal the sequence length."""
@@ -474,6 +482,7 @@ def test_forward_random_shapes(impl):
 # ------------------------------------------------------------------------------ follow-ups
 
 
+@title(N_("a long table"))
 @pytest.mark.followup
 def test_long_table(impl):
     """Long tables (the module's default max_len=5000): float32 angles reach 5000 radians."""
@@ -486,6 +495,7 @@ def test_long_table(impl):
                   table_suspects(5000, 8, 10000.0, expected, angle))
 
 
+@title(N_("dropout only in training mode"))
 @pytest.mark.followup
 def test_dropout_only_in_training(impl):
     """Eval mode: exactly x + pe, every call. Training mode: about p of the values zeroed,
@@ -548,6 +558,7 @@ def expect_value_error(impl: Implementation, module: nn.Module, x: Tensor, seq_l
     raise verdict(check, on, [f"returned {describe_value(result)}", wanted])
 
 
+@title(N_("a sequence longer than max_len"))
 @pytest.mark.followup
 def test_sequence_longer_than_max_len(impl):
     """One position too many raises ValueError, in both layouts; exactly max_len positions,
@@ -565,6 +576,7 @@ def test_sequence_longer_than_max_len(impl):
                       batch_first=batch_first, max_len=max_len, seed=97, module=module)
 
 
+@title(N_("the output's dtype follows the input"))
 @pytest.mark.followup
 def test_dtype_follows_input(impl):
     """float64 x gives a float64 output; after module.to(float64) a float32 x still gives
@@ -579,6 +591,7 @@ def test_dtype_follows_input(impl):
                       seed=101, module=module)
 
 
+@title(N_("gradients flow to the input"))
 @pytest.mark.followup
 def test_gradients_flow_to_input(impl):
     """The gradient of x is the incoming gradient itself (eval mode: out = x + pe)."""
@@ -594,6 +607,7 @@ def test_gradients_flow_to_input(impl):
     expect_grads_close(grads, expected, "backward through the output", on)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):

@@ -24,11 +24,12 @@ import pytest
 import torch
 from torch import Tensor
 
+from graders.core.i18n import N_, _
 from graders.core.compare import MISTAKE_SLACK, expect_close, tolerance
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, generator, leaf_copies, randn
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import describe_inputs, describe_tensor, verdict
+from graders.core.report import describe_inputs, describe_tensor, verdict, title
 
 __all__ = [
     "test_angles_match_formula",
@@ -270,6 +271,7 @@ def check_angles(impl: Implementation, positions: Tensor, head_dim: int,
             "compute the angles in float64 (positions and frequencies), then cast to float32"])
 
 
+@title(N_("the angles against the formula"))
 @pytest.mark.core
 def test_angles_match_formula(impl):
     """angle[..., i] = p * base^(-2i/d): positions (n,), (b, n) and 3-D, not from 0, any
@@ -282,6 +284,7 @@ def test_angles_match_formula(impl):
     check_angles(impl, torch.tensor([3]), 2)
 
 
+@title(N_("exact angles at large positions"))
 @pytest.mark.core
 def test_angles_exact_at_large_positions(impl):
     """Up to position 10^6 the angles are the float64 values rounded to float32 (at most
@@ -340,6 +343,7 @@ def check_rope(impl: Implementation, *, b: int, h: int, n: int, d: int, seed: in
     return got
 
 
+@title(N_("RoPE, rotate-half layout"))
 @pytest.mark.core
 def test_rope_rotate_half(impl):
     """Default pairs (i, i + d/2): positions None, a run not starting at 0, and positions
@@ -350,6 +354,7 @@ def test_rope_rotate_half(impl):
                base=100.0)
 
 
+@title(N_("RoPE, interleaved layout"))
 @pytest.mark.core
 def test_rope_interleaved(impl):
     """interleaved=True: pairs (2i, 2i+1); and interleaved=False passed explicitly."""
@@ -360,6 +365,7 @@ def test_rope_interleaved(impl):
                positions=make_positions("scattered", 3, 3, 221))
 
 
+@title(N_("positions per batch row"))
 @pytest.mark.core
 def test_rope_positions_per_batch_row(impl):
     """positions (b, n): every batch row its own positions (left-padded batches), the same
@@ -378,6 +384,7 @@ def rope_case(rng):
             rng.randint(0, 9999))
 
 
+@title(N_("RoPE on random shapes"))
 @pytest.mark.core
 def test_rope_random_shapes(impl):
     """Random shapes, pairings, bases and kinds of positions, drawn from a fixed seed."""
@@ -386,6 +393,7 @@ def test_rope_random_shapes(impl):
                    positions=make_positions(kind, b, n, seed + 1))
 
 
+@title(N_("scores depend only on the relative position"))
 @pytest.mark.core
 def test_rope_relative_position(impl):
     """The point of RoPE: a query rotated at position m and a key at position n have a dot
@@ -431,6 +439,7 @@ def test_rope_relative_position(impl):
                     f"(max abs diff {off:.3g})"])
 
 
+@title(N_("RoPE preserves norms"))
 @pytest.mark.core
 def test_rope_preserves_norms(impl):
     """A rotation keeps each vector's length (and x's shape and dtype): the norm over d of
@@ -451,6 +460,7 @@ def test_rope_preserves_norms(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("RoPE in float64"))
 @pytest.mark.followup
 def test_rope_float64(impl):
     """float64 in, float64 out (angles as good as float32's at least), both pairings."""
@@ -459,6 +469,7 @@ def test_rope_float64(impl):
                positions=make_positions("rows", 2, 4, 611))
 
 
+@title(N_("RoPE at long positions"))
 @pytest.mark.followup
 def test_rope_long_positions(impl):
     """Positions in the thousands and up to 10^6 (long contexts), graded with float32
@@ -471,6 +482,7 @@ def test_rope_long_positions(impl):
                positions=torch.tensor([999_998, 999_999, 1_000_000]), dtype=torch.float64)
 
 
+@title(N_("RoPE's gradients"))
 @pytest.mark.followup
 def test_rope_gradients(impl):
     """The gradient with respect to x is the upstream gradient rotated back (by -θ), for
@@ -498,6 +510,7 @@ def test_rope_gradients(impl):
                        check, on)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_rope_half_precision_on_cuda(impl):

@@ -28,12 +28,13 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (StateDictDiff, expect_close, expect_grads_close, expect_tensor,
                                   tolerance)
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, generator, grads_of, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import GradingFailure, describe_value, verdict
+from graders.core.report import GradingFailure, describe_value, verdict, title
 from graders.encoder_layer import differs_on_rerun, expect_module, quiet_mask_types
 
 __all__ = [
@@ -451,6 +452,7 @@ def check_forward(impl: Implementation, args: ModelArgs, *, b: int = 3, s: int =
 # ----------------------------------------------------------------------- model checks
 
 
+@title(N_("structure and state dict"))
 @pytest.mark.core
 def test_structure_and_state_dict(impl):
     """pad_idx, embeddings with padding_idx, a buffer ``pe``, and PyTorch's state-dict
@@ -491,6 +493,7 @@ def test_structure_and_state_dict(impl):
     load_twin(impl, model, Twin(args, seed=50))
 
 
+@title(N_("forward against nn.Transformer"))
 @pytest.mark.core
 def test_forward_matches_pytorch(impl):
     """Logits against nn.Transformer plus embeddings, positions and generator; two sizes,
@@ -503,6 +506,7 @@ def test_forward_matches_pytorch(impl):
                   b=4, s=5, t=7, seed=110)
 
 
+@title(N_("encode against nn.Transformer's encoder"))
 @pytest.mark.core
 def test_encode_matches_pytorch(impl):
     """encode(src) -> memory (b, s, d_model) against nn.Transformer's encoder, at the
@@ -519,6 +523,7 @@ def test_encode_matches_pytorch(impl):
                 embedding_mistakes((0,)) + [("src-padding-mask-missing", {"src_padding": False})])
 
 
+@title(N_("decode against nn.Transformer's decoder"))
 @pytest.mark.core
 def test_decode_matches_pytorch(impl):
     """decode(tgt, memory, src) -> (b, t, d_model) against nn.Transformer's decoder, given
@@ -553,6 +558,7 @@ def model_case(rng):
     return args, rng.randint(1, 4), rng.randint(1, 8), rng.randint(1, 8), rng.randint(0, 10_000)
 
 
+@title(N_("forward on random shapes"))
 @pytest.mark.core
 def test_forward_random_shapes(impl):
     """Random widths, heads, depths, vocabularies, pad ids, batch sizes and lengths."""
@@ -560,12 +566,14 @@ def test_forward_random_shapes(impl):
         check_forward(impl, args, b=b, s=s, t=t, seed=seed)
 
 
+@title(N_("forward in float64"))
 @pytest.mark.followup
 def test_forward_float64(impl):
     """float64 weights in, float64 logits out (see FLOAT64_SLACK)."""
     check_forward(impl, ModelArgs(), seed=600, dtype=torch.float64)
 
 
+@title(N_("gradients of every parameter"))
 @pytest.mark.followup
 def test_gradients(impl):
     """Gradients of every weight (embeddings, encoder, decoder, generator) equal PyTorch's,
@@ -575,6 +583,7 @@ def test_gradients(impl):
                   dtype=torch.float64, check_grads=True)
 
 
+@title(N_("dropout only in training mode"))
 @pytest.mark.followup
 def test_dropout_only_in_training(impl):
     """Eval mode is deterministic; training mode drops at random; positional_encoding
@@ -649,6 +658,7 @@ def check_positional_dropout(impl: Implementation, model: nn.Module, args: Model
             "dropout(x + pe), not on x or on the table alone"])
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):
@@ -864,6 +874,7 @@ GREEDY_CASES = (
 )
 
 
+@title(N_("greedy decoding"))
 @pytest.mark.core
 def test_greedy_decode(impl):
     """Tokens of a scripted model: bos first, the argmax of the last position each step,
@@ -872,6 +883,7 @@ def test_greedy_decode(impl):
         check_greedy(impl, case)
 
 
+@title(N_("greedy decoding stops and pads"))
 @pytest.mark.core
 def test_greedy_decode_stops_and_pads(impl):
     """Stops at max_len (bos counts) when rows do not end, even at max_len=2; stops as
@@ -882,6 +894,7 @@ def test_greedy_decode_stops_and_pads(impl):
     check_greedy(impl, GreedyCase(ends=(3, 1, 6, 2), max_len=12, pad_idx=9, vocab=14, seed=7))
 
 
+@title(N_("greedy decoding in eval mode"))
 @pytest.mark.core
 def test_greedy_decode_eval_mode(impl):
     """The model runs in eval mode with gradients disabled, and its training flag (and its

@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     MISTAKE_SLACK,
     expect_close,
@@ -42,7 +43,7 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
 from graders.core.reference import attend
-from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
 from graders.mha import weights_behind_output
 
 __all__ = [
@@ -317,6 +318,7 @@ def check_patch_embed(impl: Implementation, *, img_size, patch: int, chans: int,
         expect_grads_close(got, ref, check, on)
 
 
+@title(N_("patch embedding against a convolution"))
 @pytest.mark.core
 def test_patch_embed_matches_conv(impl):
     """The conv's output flattened to (B, N, D) in row-major patch order: non-square images,
@@ -376,6 +378,7 @@ def check_attention(impl: Implementation, *, dim: int, num_heads: int, b: int, n
         expect_grads_close(got, grads_of(weighted_sum([expected], seed=seed + 2), ref), check, on)
 
 
+@title(N_("attention against nn.MultiheadAttention"))
 @pytest.mark.core
 def test_attention_matches_pytorch(impl):
     """Batch > 1, heads > 1, with and without qkv_bias; one head; one token."""
@@ -391,6 +394,7 @@ def attention_case(rng):
             rng.random() < 0.5, rng.randint(0, 10_000))
 
 
+@title(N_("attention on random shapes"))
 @pytest.mark.core
 def test_attention_random_shapes(impl):
     """Random widths, head counts, batch sizes and token counts, from a fixed seed."""
@@ -459,6 +463,7 @@ def check_mlp(impl: Implementation, *, args: tuple, shape: tuple[int, ...], seed
         expect_grads_close(got, ref, check, on)
 
 
+@title(N_("the MLP against PyTorch"))
 @pytest.mark.core
 def test_mlp_matches_pytorch(impl):
     """fc1 -> exact GELU -> fc2 on (B, N, in) and (B, in) tokens; hidden and out features
@@ -551,6 +556,7 @@ def check_drop_path_training(impl: Implementation, p: float, shape: tuple[int, .
     return kept_samples
 
 
+@title(N_("drop path is the identity in eval mode"))
 @pytest.mark.core
 def test_drop_path_identity_in_eval(impl):
     """In eval mode DropPath returns its input unchanged, whatever drop_prob."""
@@ -570,6 +576,7 @@ def test_drop_path_identity_in_eval(impl):
                      [Suspect("drop-path-in-eval", matches=dropped_in_eval)])
 
 
+@title(N_("drop path in training mode"))
 @pytest.mark.core
 def test_drop_path_in_training(impl):
     """In training mode each sample's whole branch is dropped (zeros) or kept and divided by
@@ -671,6 +678,7 @@ def check_block(impl: Implementation, *, dim: int, num_heads: int, b: int, n: in
         expect_grads_close(got, grads_of(weighted_sum([expected], seed=seed + 2), ref), check, on)
 
 
+@title(N_("the block against PyTorch"))
 @pytest.mark.core
 def test_block_matches_pytorch(impl):
     """Pre-LN block equal to nn.TransformerEncoderLayer(norm_first=True, activation="gelu",
@@ -688,6 +696,7 @@ def block_case(rng):
             rng.choice([1.0, 2.0, 4.0, 1.5]), rng.random() < 0.5, rng.randint(0, 10_000))
 
 
+@title(N_("the block on random shapes"))
 @pytest.mark.core
 def test_block_random_shapes(impl):
     """Random widths, heads, batch sizes, token counts, mlp_ratio and qkv_bias."""
@@ -700,6 +709,7 @@ def test_block_random_shapes(impl):
 # ------------------------------------------------------------------------------ follow-ups
 
 
+@title(N_("every part in float64"))
 @pytest.mark.followup
 def test_float64(impl):
     """float64 in, float64 out, at float64 precision: every module."""
@@ -713,6 +723,7 @@ def test_float64(impl):
                 dtype=f64, weight_scale=1.0)
 
 
+@title(N_("the block's gradients"))
 @pytest.mark.followup
 def test_gradients(impl):
     """Gradients of the input and of every parameter equal PyTorch's, every module."""
@@ -727,6 +738,7 @@ def test_gradients(impl):
                 dtype=torch.float64, check_grads=True)
 
 
+@title(N_("the block's LayerNorm eps"))
 @pytest.mark.followup
 def test_block_layer_norm_eps(impl):
     """Both norms use eps=1e-6: tokens with a tiny spread, where eps shows (float64)."""
@@ -734,6 +746,7 @@ def test_block_layer_norm_eps(impl):
                 x_scale=1e-3)
 
 
+@title(N_("drop path at p = 0 and p = 1"))
 @pytest.mark.followup
 def test_drop_path_extremes(impl):
     """drop_prob=1 gives zeros (never NaN: no division by 1 - p = 0); scale_by_keep=False
@@ -747,6 +760,7 @@ def test_drop_path_extremes(impl):
     check_drop_path_training(impl, 0.5, (32, 3, 4), seed=1010, scale_by_keep=False)
 
 
+@title(N_("drop path's keep rate"))
 @pytest.mark.followup
 def test_drop_path_keep_rate(impl):
     """Over many samples about 1 - p of them are kept: p is the probability to *drop*.
@@ -763,6 +777,7 @@ def test_drop_path_keep_rate(impl):
                  "probability to drop a sample, not to keep it)"])
 
 
+@title(N_("drop path on any rank, with gradients"))
 @pytest.mark.followup
 def test_drop_path_any_rank_and_gradient(impl):
     """One draw per index of dim 0 for inputs of any rank ((B, D) and (B, C, H, W)); the
@@ -806,6 +821,7 @@ def two_calls_differ(impl, module, x, what, on, seed) -> bool:
     return first.shape == second.shape and not torch.allclose(first, second)
 
 
+@title(N_("attention dropout in training mode"))
 @pytest.mark.followup
 def test_attention_dropout_in_training(impl):
     """attn_drop acts on the attention weights (each 0 or w / (1 - p)) and proj_drop on the
@@ -876,6 +892,7 @@ def check_mlp_dropout(impl: Implementation, module: nn.Module, state: dict[str, 
             "between act and fc2 (drop acts after act too)"])
 
 
+@title(N_("MLP dropout in training mode"))
 @pytest.mark.followup
 def test_mlp_dropout_in_training(impl):
     """drop acts after act and after fc2, in training mode only."""
@@ -897,6 +914,7 @@ def submodule(module: nn.Module, name: str, what: str) -> nn.Module:
     return sub
 
 
+@title(N_("where the block applies dropout"))
 @pytest.mark.followup
 def test_block_dropout_wiring(impl):
     """Block's drop is the attention's proj_drop and the Mlp's dropout; attn_drop is the
@@ -959,6 +977,7 @@ def per_sample_match(out: Tensor, outcomes: list[Tensor]) -> Tensor:
                         for o in outcomes], dim=1)
 
 
+@title(N_("the block's drop path"))
 @pytest.mark.followup
 def test_block_drop_path(impl):
     """Block(drop_path=p): in training mode each sample's attention branch and Mlp branch are
@@ -1009,6 +1028,7 @@ def test_block_drop_path(impl):
 # ----------------------------------------------------------------------- half precision
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):

@@ -20,7 +20,7 @@ from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
 from graders.core.registry import REPO_ROOT, Kata
 from graders.core.results import (ALL_PASSED, CORE_PASSED, FAILED, NOT_IMPLEMENTED, NOT_STARTED,
-                             PASSED, KataResult, shown)
+                             PASSED, KataResult, shown, shown_tally)
 
 
 class _Inject:
@@ -121,24 +121,32 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
         if check.slug in MISTAKES:
             hint = translate(MISTAKES[check.slug].hint) if check.slug not in hinted else _("(as above)")
             hinted.add(check.slug)
-        table.add_row(escape(check.name.removeprefix("test_").replace("_", " ")), shown(check.tier),
+        table.add_row(escape(check.label), shown(check.tier),
                       f"[{styles[check.outcome]}]{escape(shown(check.outcome))}[/]",
                       escape(f"[{check.slug}]") if check.slug else "", escape(hint))
     console.print(table, markup=True)
-    counts = ", ".join(f"{shown(label)} {passed}/{total}" for label, passed, total in result.tally)
+    counts = _(", ").join(shown_tally(label, passed, total, short=True)
+                          for label, passed, total in result.tally)
     console.print(_("{counts}: {status}", counts=escape(counts),
                     status=f"[bold]{escape(shown(result.status))}[/]"), markup=True, highlight=False)
     if result.note:
         console.print(result.note, markup=False, highlight=False)
     if result.status == NOT_STARTED:
-        edition = kata.folder / i18n.readme_name(i18n.current())  # README.zh-CN.md in Chinese
-        readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
-        console.print(_("not implemented yet: start with {readme}", readme=readme), highlight=False)
+        console.print(start_with(kata), highlight=False)
     elif result.status != ALL_PASSED:
         first = result.failures[0]
         if result.status != CORE_PASSED:
-            label = _("first failure ({check}):", check=first.name)
+            label = _("first failure: {title} ({check})", title=first.label, check=first.name)
         else:
-            label = _("first follow-up to fix ({check}):", check=first.name)
+            label = _("first follow-up to fix: {title} ({check})", title=first.label,
+                      check=first.name)
         console.print("\n" + label, style="bold", highlight=False, markup=False)
         console.print(first.verdict, markup=False, highlight=False)
+
+
+def start_with(kata: Kata) -> str:
+    """"not implemented yet: start with katas/NN/README.md", naming the README in the
+    learner's language (README.zh-CN.md in Chinese) where the kata has one."""
+    edition = kata.folder / i18n.readme_name(i18n.current())
+    readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
+    return _("not implemented yet: start with {readme}", readme=readme.as_posix())
