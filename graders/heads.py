@@ -233,7 +233,7 @@ def check_layout(impl, layout: Layout, b, n, h, d, seed, dtype=torch.float32, de
     A non-contiguous input is first given as a contiguous copy, so that a wrong layout is
     named as such before .view() gets a chance to fail on the strides.
     """
-    note = "" if contiguous else " (non-contiguous: a transposed tensor)"
+    note = "" if contiguous else _(" (non-contiguous: a transposed tensor)")
     x = layout.split_input(b, n, h, d, seed, dtype, device, contiguous=contiguous)
     y = layout.merge_input(b, n, h, d, seed + 1, dtype, device, contiguous=contiguous)
     if not contiguous:
@@ -374,24 +374,24 @@ def check_attention_from_heads(impl, layout: Layout, *, b=3, n=5, m=7, h=3, d=4,
     mask = bool_mask(b * h, n, m, seed=seed + 4)
     q, k, v = leaf_copies(*base)
     on = describe_inputs(query=q, key=k, value=v, attn_mask=mask, num_heads=h)
-    check = (f"attention built on your {layout.split} / {layout.merge} vs "
-             "nn.MultiheadAttention (same weights)")
+    check = _("attention built on your {split} / {merge} vs nn.MultiheadAttention (same "
+              "weights)", split=layout.split, merge=layout.merge)
     output, weights = attention_from_heads(twin, q, k, v, mask, *learner_heads(impl, layout))
     rq, rk, rv = leaf_copies(*base)
     ref_out, ref_w = twin(rq, rk, rv, attn_mask=mask, need_weights=True,
                           average_attn_weights=False)
-    expect_close(output, ref_out, f"{check}: the output", on,
+    expect_close(output, ref_out, _("{check}: the output", check=check), on,
                  attention_suspects(layout, twin, *base, mask, 0))
-    expect_close(weights, ref_w, f"{check}: the weights (batch, heads, n, m)", on,
+    expect_close(weights, ref_w, _("{check}: the weights (batch, heads, n, m)", check=check), on,
                  attention_suspects(layout, twin, *base, mask, 1))
     if not check_grads:
         return
-    expect_tracks_grad({"the output": output}, f"{check}: backward", on)
+    expect_tracks_grad({_("the output"): output}, _("{check}: backward", check=check), on)
     got = grads_of(weighted_sum([output], seed=seed + 5), {"query": q, "key": k, "value": v},
                    on=on)
     expected = grads_of(weighted_sum([ref_out], seed=seed + 5),
                         {"query": rq, "key": rk, "value": rv})
-    expect_grads_close(got, expected, f"{check}: backward", on)
+    expect_grads_close(got, expected, _("{check}: backward", check=check), on)
 
 
 @title(N_("seq-first heads against PyTorch's attention"))
@@ -450,9 +450,9 @@ def test_heads_gradients(impl):
         split = check_split(impl, layout, x, h)
         merged = check_merge(impl, layout, y, b)
         on = f"{describe_inputs(x=x, num_heads=h)}; heads {tuple(y.shape)}"
-        check = f"backward through {layout.split} and {layout.merge}"
-        expect_tracks_grad({f"the output of {layout.split}": split,
-                            f"the output of {layout.merge}": merged}, check, on)
+        check = _("backward through {split} and {merge}", split=layout.split, merge=layout.merge)
+        expect_tracks_grad({_("the output of {name}", name=layout.split): split,
+                            _("the output of {name}", name=layout.merge): merged}, check, on)
         got = grads_of(weighted_sum([split, merged], seed=310), {"x": x, "heads": y}, on=on)
         rx, ry = leaf_copies(x, y)
         expected = grads_of(
