@@ -336,21 +336,21 @@ def masks(kind: str, b: int, n: int, seed: int, dtype=torch.float32,
     notes = []
     if kind.startswith("causal"):
         src_mask = causal(n, dtype, device)
-        notes.append("causal attention mask")
+        notes.append(_("causal attention mask"))
     elif kind.startswith("bool"):
         src_mask = bool_mask(n, n, seed=seed, device=device)
         src_mask[:, 0] = False
-        notes.append("bool attention mask (True = blocked)")
+        notes.append(_("bool attention mask (True = blocked)"))
     elif kind == "float":
         src_mask = float_mask(n, n, seed=seed, dtype=dtype, device=device)
-        notes.append("float attention mask (random values and some -inf)")
+        notes.append(_("float attention mask (random values and some -inf)"))
     if kind == "padding":
         key_padding_mask = bool_mask(b, n, seed=seed + 1, device=device)
-        notes.append("a different padding mask per batch element")
+        notes.append(_("a different padding mask per batch element"))
     elif kind.endswith("+padding"):
         key_padding_mask = padding(b, n, seed=seed + 1, device=device)
-        notes.append("sequences padded to different lengths")
-    return src_mask, key_padding_mask, "; " + ", ".join(notes) if notes else ""
+        notes.append(_("sequences padded to different lengths"))
+    return src_mask, key_padding_mask, "; " + _(", ").join(notes) if notes else ""
 
 
 # ------------------------------------------------------------------- learner's modules
@@ -359,21 +359,23 @@ def masks(kind: str, b: int, n: int, seed: int, dtype=torch.float32,
 def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, what: str) -> None:
     """Load the twin's state dict into the learner's module, explaining any name or shape
     mismatch (the contract fixes PyTorch's submodule names)."""
-    on = f"the state dict of {type(twin).__name__}"
+    on = _("the state dict of {module}", module=type(twin).__name__)
     theirs = impl.call(module.state_dict, what=f"{what}.state_dict", on=on)
     ours = twin.state_dict()
     diff = StateDictDiff.of(theirs, ours)
     if diff:
         details = diff.lines()
-        details.append("name the submodules like PyTorch's: self_attn (an nn.MultiheadAttention), "
-                       "linear1, dropout, linear2, norm1, norm2, dropout1, dropout2")
-        raise verdict(f"loading PyTorch's weights into {what}", on, details)
+        details.append(_("name the submodules like PyTorch's: self_attn (an "
+                         "nn.MultiheadAttention), linear1, dropout, linear2, norm1, norm2, "
+                         "dropout1, dropout2"))
+        raise verdict(_("loading PyTorch's weights into {module}", module=what), on, details)
     impl.call(module.load_state_dict, ours, what=f"{what}.load_state_dict", on=on)
 
 
 def expect_module(value: Any, what: str) -> nn.Module:
     if not isinstance(value, nn.Module):
-        raise verdict(what, "construction", [f"expected an nn.Module, got {describe_value(value)}"])
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(value))])
     return value
 
 
@@ -382,7 +384,7 @@ def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
     """The learner's layer, built with ``args``, in ``dtype`` on ``device``."""
     cls = impl.attr("TransformerEncoderLayer")
     layer = impl.call(cls, args.d_model, args.nhead, **args.kwargs(),
-                      what=args.call_text(), on="construction")
+                      what=args.call_text(), on=_("construction"))
     return expect_module(layer, args.call_text()).to(device=device, dtype=dtype)
 
 
@@ -430,8 +432,8 @@ def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
                   on: str) -> dict[str, Tensor | None]:
     """Gradients of a fixed weighted sum of the learner's output."""
     if not out.requires_grad:
-        raise verdict(check, on, ["the output does not require grad: is part of the computation "
-                                  "detached, done under torch.no_grad(), or with .data?"])
+        raise verdict(check, on, [_("the output does not require grad: is part of the computation "
+                                    "detached, done under torch.no_grad(), or with .data?")])
     return grads_of(weighted_sum([out], seed=seed), named, on=on)
 
 
@@ -470,10 +472,10 @@ def check_layer(impl: Implementation, args: LayerArgs, *, n: int = 5, b: int = 3
     suspects = layer_suspects(state, base, src_mask, key_padding_mask, args)
     suspects.append(differs_on_rerun(
         lambda: run_layer(impl, layer, base, src_mask, key_padding_mask, on)))
-    expect_close(out, expected, "the output", on, suspects, slack=slack)
+    expect_close(out, expected, _("the output"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through TransformerEncoderLayer"
+    check = _("backward through {module}", module="TransformerEncoderLayer")
     got = learner_grads(out, {"src": src, **matched_params(layer, twin)}, seed + 3, check, on)
     expect_grads_close(got, pytorch_grads(expected, ref_src, twin, seed + 3), check, on)
 
@@ -600,7 +602,7 @@ def build_encoder(impl: Implementation, args: LayerArgs, num_layers: int, with_n
     kwargs = {"norm": nn.LayerNorm(args.d_model, dtype=dtype, device=device)} if with_norm else {}
     what = (f"TransformerEncoder(<your layer>, {num_layers}"
             + (", norm=nn.LayerNorm(d_model))" if with_norm else ")"))
-    encoder = impl.call(cls, layer, num_layers, **kwargs, what=what, on="construction")
+    encoder = impl.call(cls, layer, num_layers, **kwargs, what=what, on=_("construction"))
     return expect_module(encoder, what).to(device=device, dtype=dtype), what
 
 
@@ -617,8 +619,9 @@ def check_encoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     mask, key_padding_mask, note = masks(mask_kind, b, n, seed + 2, dtype, device)
     (src,) = leaf_copies(base)
     on = describe_inputs(src=src, mask=mask, src_key_padding_mask=key_padding_mask)
-    final = "given" if with_norm else "None"
-    on += f"{note}; {num_layers} layers, final norm {final}, {args.flags()}"
+    final = _("given") if with_norm else "None"
+    on += note + "; " + _("{num_layers} layers, final norm {final}", num_layers=num_layers,
+                          final=final) + f", {args.flags()}"
     kwargs = {}
     if mask is not None:
         kwargs["mask"] = mask
@@ -637,10 +640,10 @@ def check_encoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     state = {k: v.detach() for k, v in twin.state_dict().items()}
     suspects = encoder_suspects(state, base, mask, key_padding_mask, args, num_layers)
     suspects.append(differs_on_rerun(lambda: run(base)))
-    expect_close(out, expected, "the output", on, suspects, slack=slack)
+    expect_close(out, expected, _("the output"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through TransformerEncoder"
+    check = _("backward through {module}", module="TransformerEncoder")
     got = learner_grads(out, {"src": src, **matched_params(encoder, twin)}, seed + 3, check, on)
     expect_grads_close(got, pytorch_grads(expected, ref_src, twin, seed + 3), check, on)
 
@@ -661,11 +664,12 @@ def test_encoder_layers_are_independent(impl):
     args, num_layers = LayerArgs(), 3
     prototype = new_layer(impl, args)
     encoder, what = build_encoder(impl, args, num_layers, with_norm=False, layer=prototype)
-    on = f"{what} with {args.call_text()}"
+    on = _("{module} with {layer}", module=what, layer=args.call_text())
     layers = getattr(encoder, "layers", None)
     if not isinstance(layers, nn.ModuleList) or len(layers) != num_layers:
         raise verdict("TransformerEncoder.layers", on, [
-            f"expected an nn.ModuleList of {num_layers} layers, got {describe_value(layers)}"])
+            _("expected an nn.ModuleList of {count} layers, got {value}", count=num_layers,
+              value=describe_value(layers))])
     before = [{k: v.detach().clone() for k, v in layer.state_dict().items()} for layer in layers]
     with torch.no_grad():
         for param in prototype.parameters():
@@ -673,10 +677,10 @@ def test_encoder_layers_are_independent(impl):
     for i in range(num_layers):
         for name, value in layers[i].state_dict().items():
             if name in before[i] and not torch.equal(value, before[i][name]):
-                raise verdict("that the layers are independent of the layer passed in", on, [
-                    f"adding 1 to every weight of the layer passed in, after building the "
-                    f"encoder, also changed layers[{i}].{name}",
-                    "the layer passed in is only a template: copy.deepcopy it for every layer"],
+                raise verdict(_("that the layers are independent of the layer passed in"), on, [
+                    _("adding 1 to every weight of the layer passed in, after building the "
+                      "encoder, also changed {parameter}", parameter=f"layers[{i}].{name}"),
+                    _("the layer passed in is only a template: copy.deepcopy it for every layer")],
                     "shared-layer-weights")
     with torch.no_grad():
         for param in layers[0].parameters():
@@ -684,8 +688,9 @@ def test_encoder_layers_are_independent(impl):
     for i in range(1, num_layers):
         for name, value in layers[i].state_dict().items():
             if name in before[i] and not torch.equal(value, before[i][name]):
-                raise verdict("that the layers are independent copies", on, [
-                    f"adding 1 to every weight of layers[0] also changed layers[{i}].{name}"],
+                raise verdict(_("that the layers are independent copies"), on, [
+                    _("adding 1 to every weight of layers[0] also changed {parameter}",
+                      parameter=f"layers[{i}].{name}")],
                     "shared-layer-weights")
 
 
@@ -729,32 +734,32 @@ def test_dropout_only_in_training(impl):
     layer = build_layer(impl, args, twin)
     src = sequences(args, 5, 3, seed=901)
     on = describe_inputs(src=src) + "; " + args.flags() + ", dropout=0.5"
-    first = run_layer(impl, layer, src, None, None, on + ", eval mode")
-    second = run_layer(impl, layer, src, None, None, on + ", eval mode")
+    first = run_layer(impl, layer, src, None, None, on + _(", eval mode"))
+    second = run_layer(impl, layer, src, None, None, on + _(", eval mode"))
     rtol, atol = tolerance(src.dtype)
     if first.shape == second.shape and not torch.allclose(first, second, rtol=rtol, atol=atol):
-        raise verdict("two calls in eval mode on the same input", on, [
-            "they gave different outputs: something is random in eval mode"], "dropout-in-eval")
+        raise verdict(_("two calls in eval mode on the same input"), on, [
+            _("they gave different outputs: something is random in eval mode")], "dropout-in-eval")
     state = {k: v.detach() for k, v in twin.state_dict().items()}
-    expect_close(first, twin(src), "the output in eval mode", on,
+    expect_close(first, twin(src), _("the output in eval mode"), on,
                  layer_suspects(state, src, None, None, args))
 
     layer.train()
-    train_on = on + ", training mode"
+    train_on = on + _(", training mode")
     dropped = [run_layer(impl, layer, src, None, None, train_on) for _ in range(2)]
     if torch.allclose(dropped[0], dropped[1], rtol=rtol, atol=atol):
-        raise verdict("two calls in training mode on the same input", train_on, [
-            "they gave the same output: with dropout=0.5 they should differ",
-            "use the dropout submodules (dropout, dropout1, dropout2, and dropout in self_attn), "
-            "which act while self.training is True"])
+        raise verdict(_("two calls in training mode on the same input"), train_on, [
+            _("they gave the same output: with dropout={p} they should differ", p=0.5),
+            _("use the dropout submodules (dropout, dropout1, dropout2, and dropout in "
+              "self_attn), which act while self.training is True")])
 
     args = replace(args, dropout=0.0)
     twin = layer_twin(args, seed=910)
     layer = build_layer(impl, args, twin).train()
-    on = describe_inputs(src=src) + "; " + args.flags() + ", dropout=0.0, training mode"
+    on = describe_inputs(src=src) + "; " + args.flags() + ", dropout=0.0" + _(", training mode")
     state = {k: v.detach() for k, v in twin.state_dict().items()}
     expect_close(run_layer(impl, layer, src, None, None, on), twin(src),
-                 "the output in training mode with dropout=0.0 (must equal eval mode)", on,
+                 _("the output in training mode with dropout=0.0 (must equal eval mode)"), on,
                  layer_suspects(state, src, None, None, args))
 
 
