@@ -469,22 +469,23 @@ def make_inputs(args: LayerArgs, n: int, m: int, b: int, spec: MaskSpec, seed: i
     if spec.tgt in ("causal", "causal-bool"):
         mask = causal(n, dtype, device)
         masks["tgt_mask"] = mask if spec.tgt == "causal" else torch.isinf(mask)
-        notes.append(f"causal tgt_mask ({'float' if spec.tgt == 'causal' else 'bool'})")
+        notes.append(_("causal tgt_mask ({dtype})",
+                       dtype="float" if spec.tgt == "causal" else "bool"))
     elif spec.tgt is not None:
         masks["tgt_mask"] = attn_mask(spec.tgt, n, n, seed + 10, dtype, device)
-        notes.append(f"random {spec.tgt} tgt_mask")
+        notes.append(_("random {kind} tgt_mask", kind=spec.tgt))
     if spec.memory is not None:
         masks["memory_mask"] = attn_mask(spec.memory, n, m, seed + 11, dtype, device)
-        notes.append(f"random {spec.memory} memory_mask")
+        notes.append(_("random {kind} memory_mask", kind=spec.memory))
     if spec.tgt_padding:
         masks["tgt_key_padding_mask"] = holes(b, n, seed + 12, device)
     if spec.memory_padding:
         masks["memory_key_padding_mask"] = holes(b, m, seed + 13, device)
     if spec.tgt_padding or spec.memory_padding:
-        notes.append("padding with holes, different per batch element")
+        notes.append(_("padding with holes, different per batch element"))
     return Inputs(sequence(args, n, b, seed + 1, dtype, device),
                   sequence(args, m, b, seed + 2, dtype, device), masks,
-                  "; " + ", ".join(notes) if notes else "")
+                  "; " + _(", ").join(notes) if notes else "")
 
 
 def attn_mask(kind: str, n: int, m: int, seed: int, dtype, device) -> Tensor:
@@ -504,8 +505,8 @@ def describe(inputs: Inputs, args: LayerArgs, extra: str = "") -> str:
 
 # ------------------------------------------------------------------- learner's modules
 
-SUBMODULES = ("self_attn and multihead_attn (two nn.MultiheadAttention), linear1, dropout, "
-              "linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3")
+SUBMODULES = N_("self_attn and multihead_attn (two nn.MultiheadAttention), linear1, dropout, "
+                "linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3")
 
 
 def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, what: str,
@@ -517,7 +518,7 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
     that happens apart: the output still depends on memory (one attention module used for
     both: shared-attention-weights) or it does not (cross-attention-missing).
     """
-    on = f"the state dict of {type(twin).__name__}"
+    on = _("the state dict of {module}", module=type(twin).__name__)
     theirs = impl.call(module.state_dict, what=f"{what}.state_dict", on=on)
     ours = twin.state_dict()
     diff = StateDictDiff.of(theirs, ours)
@@ -530,20 +531,20 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
             and all(".multihead_attn." in "." + k for k in diff.missing)):
         slug = _probe_memory_use(impl, module, ours, probe)
         if slug == "shared-attention-weights":
-            details.append("your layer has no multihead_attn, yet its output depends on memory: "
-                           "one attention module is doing both jobs")
+            details.append(_("your layer has no multihead_attn, yet its output depends on "
+                             "memory: one attention module is doing both jobs"))
         elif slug == "cross-attention-missing":
-            details.append("your layer has no multihead_attn, and its output does not depend "
-                           "on memory at all")
-    details.append(f"name the submodules like PyTorch's: {SUBMODULES}")
-    raise verdict(f"loading PyTorch's weights into {what}", on, details, slug)
+            details.append(_("your layer has no multihead_attn, and its output does not "
+                             "depend on memory at all"))
+    details.append(_("name the submodules like PyTorch's: {names}", names=_(SUBMODULES)))
+    raise verdict(_("loading PyTorch's weights into {module}", module=what), on, details, slug)
 
 
 def _probe_memory_use(impl: Implementation, module: nn.Module, state: dict[str, Tensor],
                       probe: Inputs) -> str | None:
     """Load what fits and run the module on two different memories, under the guard
     (None when that fails: the failure itself is not this check's verdict)."""
-    what, on = "TransformerDecoderLayer.forward", "a probe: does the output depend on memory?"
+    what, on = "TransformerDecoderLayer.forward", _("a probe: does the output depend on memory?")
     try:
         impl.call(module.load_state_dict, state, strict=False, what="load_state_dict", on=on)
         module.eval()
@@ -563,7 +564,7 @@ def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
     """The learner's layer, built with ``args``, in ``dtype`` on ``device``."""
     cls = impl.attr("TransformerDecoderLayer")
     layer = impl.call(cls, args.d_model, args.nhead, **args.kwargs(),
-                      what=args.call_text(), on="construction")
+                      what=args.call_text(), on=_("construction"))
     return expect_module(layer, args.call_text()).to(device=device, dtype=dtype)
 
 
@@ -613,7 +614,7 @@ def named_on_equal_lengths(failure: GradingFailure, impl: Implementation, module
         return failure
     probe = equal_inputs(inputs)
     try:
-        got = run(impl, module, what, probe.tgt, probe, args, "the same kind of input, m = n")
+        got = run(impl, module, what, probe.tgt, probe, args, _("the same kind of input, m = n"))
     except GradingFailure:
         return failure
     expected = twin_output(twin, probe.tgt, probe)
@@ -625,8 +626,8 @@ def named_on_equal_lengths(failure: GradingFailure, impl: Implementation, module
     if slug is None:
         return failure
     first, *rest = str(failure).splitlines()
-    note = (f"  with the memory as long as the target ({n}), your code runs, and gives "
-            "what this mistake gives")
+    note = "  " + _("with the memory as long as the target ({n}), your code runs, and gives "
+                    "what this mistake gives", n=n)
     return GradingFailure("\n".join([first, *mistake_lines(slug), *rest, note]), slug=slug)
 
 
@@ -668,10 +669,10 @@ def check_layer(impl: Implementation, args: LayerArgs, *, n: int = 5, m: int = 7
     expected = twin_output(twin, ref_tgt, inputs, ref_memory)
     suspects = layer_suspects(state, inputs, args)
     suspects.append(differs_on_rerun(lambda: run(impl, layer, what, inputs.tgt, inputs, args, on)))
-    expect_close(out, expected, "the output", on, suspects, slack=slack)
+    expect_close(out, expected, _("the output"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through TransformerDecoderLayer"
+    check = _("backward through {module}", module="TransformerDecoderLayer")
     got = learner_grads(out, {"tgt": tgt, "memory": memory, **matched_params(layer, twin)},
                         seed + 3, check, on)
     expect_grads_close(got, pytorch_grads(expected, {"tgt": ref_tgt, "memory": ref_memory},
@@ -827,7 +828,7 @@ def build_decoder(impl: Implementation, args: LayerArgs, num_layers: int, with_n
     kwargs = {"norm": nn.LayerNorm(args.d_model, dtype=dtype, device=device)} if with_norm else {}
     what = (f"TransformerDecoder(<your layer>, {num_layers}"
             + (", norm=nn.LayerNorm(d_model))" if with_norm else ")"))
-    decoder = impl.call(cls, layer, num_layers, **kwargs, what=what, on="construction")
+    decoder = impl.call(cls, layer, num_layers, **kwargs, what=what, on=_("construction"))
     return expect_module(decoder, what).to(device=device, dtype=dtype), layer, what
 
 
@@ -838,12 +839,13 @@ def check_decoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
                   weight_scale: float = 0.5, slack: float = 1.0) -> None:
     """The learner's decoder against nn.TransformerDecoder with the same weights."""
     twin = decoder_twin(args, num_layers, with_norm, seed, dtype, device, weight_scale)
-    decoder, _, what = build_decoder(impl, args, num_layers, with_norm, dtype, device)
+    decoder, _layer, what = build_decoder(impl, args, num_layers, with_norm, dtype, device)
     inputs = make_inputs(args, n, m, b, masks, seed, dtype, device)
     load_twin_state(impl, decoder, twin, "TransformerDecoder")
     decoder.eval()
-    final = "given" if with_norm else "None"
-    on = describe(inputs, args, f"; {num_layers} layers, final norm {final}")
+    final = _("given") if with_norm else "None"
+    on = describe(inputs, args, "; " + _("{num_layers} layers, final norm {final}",
+                                         num_layers=num_layers, final=final))
     call = "TransformerDecoder.forward"
     tgt, memory = leaf_copies(inputs.tgt, inputs.memory)
     state = {k: v.detach() for k, v in twin.state_dict().items()}
@@ -860,10 +862,10 @@ def check_decoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     suspects = decoder_suspects(state, inputs, args, num_layers)
     suspects.append(differs_on_rerun(
         lambda: run(impl, decoder, call, inputs.tgt, inputs, args, on)))
-    expect_close(out, expected, "the output", on, suspects, slack=slack)
+    expect_close(out, expected, _("the output"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through TransformerDecoder"
+    check = _("backward through {module}", module="TransformerDecoder")
     got = learner_grads(out, {"tgt": tgt, "memory": memory, **matched_params(decoder, twin)},
                         seed + 3, check, on)
     expect_grads_close(got, pytorch_grads(expected, {"tgt": ref_tgt, "memory": ref_memory},
@@ -878,11 +880,12 @@ def test_decoder_layers_are_independent(impl):
     afterwards leaves the decoder unchanged."""
     args, num_layers = LayerArgs(), 3
     decoder, prototype, what = build_decoder(impl, args, num_layers, with_norm=False)
-    on = f"{what} with {args.call_text()}"
+    on = _("{module} with {layer}", module=what, layer=args.call_text())
     layers = getattr(decoder, "layers", None)
     if not isinstance(layers, nn.ModuleList) or len(layers) != num_layers:
         raise verdict("TransformerDecoder.layers", on, [
-            f"expected an nn.ModuleList of {num_layers} layers, got {describe_value(layers)}"])
+            _("expected an nn.ModuleList of {count} layers, got {value}", count=num_layers,
+              value=describe_value(layers))])
     before = [{k: v.detach().clone() for k, v in layer.state_dict().items()} for layer in layers]
     with torch.no_grad():
         for param in prototype.parameters():
@@ -890,9 +893,10 @@ def test_decoder_layers_are_independent(impl):
     for i in range(num_layers):
         for name, value in layers[i].state_dict().items():
             if name in before[i] and not torch.equal(value, before[i][name]):
-                raise verdict("that the layers are copies of the given layer", on, [
-                    f"adding 1 to every weight of the layer given to the constructor changed "
-                    f"layers[{i}].{name}: the decoder must hold deep copies"],
+                raise verdict(_("that the layers are copies of the given layer"), on, [
+                    _("adding 1 to every weight of the layer given to the constructor changed "
+                      "{parameter}: the decoder must hold deep copies",
+                      parameter=f"layers[{i}].{name}")],
                     "shared-layer-weights")
     with torch.no_grad():
         for param in layers[0].parameters():
@@ -900,8 +904,9 @@ def test_decoder_layers_are_independent(impl):
     for i in range(1, num_layers):
         for name, value in layers[i].state_dict().items():
             if name in before[i] and not torch.equal(value, before[i][name]):
-                raise verdict("that the layers are independent copies", on, [
-                    f"adding 1 to every weight of layers[0] also changed layers[{i}].{name}"],
+                raise verdict(_("that the layers are independent copies"), on, [
+                    _("adding 1 to every weight of layers[0] also changed {parameter}",
+                      parameter=f"layers[{i}].{name}")],
                     "shared-layer-weights")
 
 
@@ -958,8 +963,8 @@ def fully_masked_inputs(args: LayerArgs, n: int, m: int, b: int, seed: int) -> I
     memory_padding[1, :] = True
     masks = {**inputs.masks, "tgt_key_padding_mask": tgt_padding,
              "memory_key_padding_mask": memory_padding}
-    return replace(inputs, masks=masks, note=inputs.note + "; target 0 left-padded, memory 1 all "
-                   "padding (fully masked rows)")
+    return replace(inputs, masks=masks, note=inputs.note + _("; target 0 left-padded, memory 1 all "
+                   "padding (fully masked rows)"))
 
 
 def fully_masked_rows(inputs: Inputs, args: LayerArgs) -> Tensor:
@@ -1004,14 +1009,14 @@ def test_fully_masked_rows(impl):
             return bool(nan.any()) and nan.shape == dead.shape and not bool((nan & ~dead).any())
 
         nan_rows = Suspect("nan-on-fully-masked", matches=nan_on_dead_rows)
-        expect_close(out, expected, "the output where some queries have every key blocked", on,
+        expect_close(out, expected, _("the output where some queries have every key blocked"), on,
                      [nan_rows, *layer_suspects(state, inputs, args)])
-        check = "backward through fully masked rows"
+        check = _("backward through fully masked rows")
         got = learner_grads(out, {"tgt": tgt, "memory": memory}, seed=1520, check=check, on=on)
         for name, grad in got.items():
             if grad is not None and not bool(torch.isfinite(grad).all()):
-                raise verdict(f"{check}: gradient of {name}", on, [
-                    "it has NaN or inf: the backward of a fully masked row must stay finite"],
+                raise verdict(_("{check}: gradient of {name}", check=check, name=name), on, [
+                    _("it has NaN or inf: the backward of a fully masked row must stay finite")],
                     "nan-on-fully-masked")
 
 
@@ -1026,33 +1031,34 @@ def test_dropout_only_in_training(impl):
     layer = build_layer(impl, args, twin)
     what = "TransformerDecoderLayer.forward"
     on = describe(inputs, args, ", dropout=0.5")
-    first = run(impl, layer, what, inputs.tgt, inputs, args, on + ", eval mode")
-    second = run(impl, layer, what, inputs.tgt, inputs, args, on + ", eval mode")
+    first = run(impl, layer, what, inputs.tgt, inputs, args, on + _(", eval mode"))
+    second = run(impl, layer, what, inputs.tgt, inputs, args, on + _(", eval mode"))
     rtol, atol = tolerance(inputs.tgt.dtype)
     if first.shape == second.shape and not torch.allclose(first, second, rtol=rtol, atol=atol):
-        raise verdict("two calls in eval mode on the same input", on, [
-            "they gave different outputs: something is random in eval mode"], "dropout-in-eval")
+        raise verdict(_("two calls in eval mode on the same input"), on, [
+            _("they gave different outputs: something is random in eval mode")], "dropout-in-eval")
     state = {k: v.detach() for k, v in twin.state_dict().items()}
-    expect_close(first, twin_output(twin, inputs.tgt, inputs), "the output in eval mode", on,
+    expect_close(first, twin_output(twin, inputs.tgt, inputs), _("the output in eval mode"), on,
                  layer_suspects(state, inputs, args))
 
     layer.train()
-    train_on = on + ", training mode"
+    train_on = on + _(", training mode")
     dropped = [run(impl, layer, what, inputs.tgt, inputs, args, train_on) for _ in range(2)]
     if torch.allclose(dropped[0], dropped[1], rtol=rtol, atol=atol):
-        raise verdict("two calls in training mode on the same input", train_on, [
-            "they gave the same output: with dropout=0.5 they should differ",
-            "use the dropout submodules (dropout, dropout1, dropout2, dropout3, and the dropout "
-            "inside self_attn and multihead_attn), which act while self.training is True"])
+        raise verdict(_("two calls in training mode on the same input"), train_on, [
+            _("they gave the same output: with dropout={p} they should differ", p=0.5),
+            _("use the dropout submodules (dropout, dropout1, dropout2, dropout3, and the "
+              "dropout inside self_attn and multihead_attn), which act while self.training is "
+              "True")])
 
     args = replace(args, dropout=0.0)
     twin = layer_twin(args, seed=910)
     layer = build_layer(impl, args, twin).train()
-    on = describe(inputs, args, ", dropout=0.0, training mode")
+    on = describe(inputs, args, ", dropout=0.0" + _(", training mode"))
     state = {k: v.detach() for k, v in twin.state_dict().items()}
     expect_close(run(impl, layer, what, inputs.tgt, inputs, args, on),
                  twin_output(twin, inputs.tgt, inputs),
-                 "the output in training mode with dropout=0.0 (must equal eval mode)", on,
+                 _("the output in training mode with dropout=0.0 (must equal eval mode)"), on,
                  layer_suspects(state, inputs, args))
 
 
