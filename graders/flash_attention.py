@@ -271,8 +271,8 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
 
     exp_out, exp_lse = expected_attention(q, k, v, causal)
     out_suspects, lse_suspects = flash_suspects(q, k, v, block, causal)
-    expect_close(output, exp_out, "the output (b, h, n, d)", on, out_suspects, slack=slack)
-    expect_close(lse, exp_lse, "the log-sum-exp lse (b, h, n)", on, lse_suspects, slack=slack)
+    expect_close(output, exp_out, _("the output (b, h, n, d)"), on, out_suspects, slack=slack)
+    expect_close(lse, exp_lse, _("the log-sum-exp lse (b, h, n)"), on, lse_suspects, slack=slack)
 
     if recorder is not None:
         limit = memory_limit(q, k, block)
@@ -285,17 +285,20 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
             n, m = q.size(-2), k.size(-2)
             whole = shape[-2:] in ((n, m), (m, n)) or numel >= b_h * n * m
             slug = "full-score-matrix" if whole else None
-            raise verdict("the size of every tensor flash_attention creates", on, [
-                f"your code created a tensor of shape {shape} ({numel:,} elements, by {op})",
-                f"the limit is max(n, m) * max(block_size, d) = {limit // b_h:,} elements per "
-                f"(batch, head), {limit:,} in all: one (n, block_size) block of scores",
-                "build each block's scores (and causal mask) from a slice of k; never all of them",
+            raise verdict(_("the size of every tensor flash_attention creates"), on, [
+                _("your code created a tensor of shape {shape} ({count} elements, by {op})",
+                  shape=shape, count=f"{numel:,}", op=op),
+                _("the limit is max(n, m) * max(block_size, d) = {per_head} elements per "
+                  "(batch, head), {total} in all: one (n, block_size) block of scores",
+                  per_head=f"{limit // b_h:,}", total=f"{limit:,}"),
+                _("build each block's scores (and causal mask) from a slice of k; never all of "
+                  "them"),
             ], slug)
 
     if not check_grads:
         return
-    check = "backward through output and lse"
-    expect_tracks_grad({"the output": output, "lse": lse}, check, on)
+    check = _("backward through output and lse")
+    expect_tracks_grad({_("the output"): output, "lse": lse}, check, on)
     got = grads_of(weighted_sum([output, lse], seed=7), dict(zip("qkv", inputs)))
     ref_inputs = leaf_copies(q, k, v)
     ref_out, ref_lse = pytorch_attention(*ref_inputs, causal)
@@ -376,15 +379,15 @@ def test_flash_large_scores(impl):
     running maximum left out overflows, one that starts at 0 underflows), and rising along
     the keys (a maximum that is not updated overflows), float64; then magnitude 150 in
     float32 (beyond what float32's exp can hold either way)."""
-    note = "; scores of about +1e4, -1e4 and order 1"
+    note = _("; scores of about +1e4, -1e4 and order 1")
     check_flash(impl, *large_scores(2, 2, 6, 11, 4, 1e4, seed=70, dtype=torch.float64), 4, note=note)
     check_flash(impl, *large_scores(2, 2, 6, 6, 4, 1e4, seed=80, dtype=torch.float64), 4,
                 causal=True, note=note)
     check_flash(impl, *rising_scores(2, 2, 5, 13, 4, 1e4, seed=85), 4,
-                note="; scores rising along the keys from about 0 to 1e4")
+                note=_("; scores rising along the keys from about 0 to 1e4"))
     # float32 resolves scores of 150 to about 1e-5: a little more room than for order 1.
     check_flash(impl, *large_scores(2, 2, 6, 11, 4, 150.0, seed=90, dtype=torch.float32), 4,
-                slack=5.0, note="; scores of about +150, -150 and order 1")
+                slack=5.0, note=_("; scores of about +150, -150 and order 1"))
 
 
 @title(N_("never builds the whole score matrix"))
