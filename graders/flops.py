@@ -280,8 +280,9 @@ def check_param_count(impl, d: int, bias: bool | None, expected: int | None = No
     got = call(impl, "mha_param_count", d, on=on, **kwargs)
     bias = True if bias is None else bias
     exact = param_count(d, bias)
-    expect_int(got, exact if expected is None else expected, _("{function} against {formula}", function="mha_param_count", formula=_(against)),
-               on, int_suspects(param_variants(d, bias)))
+    check = _("{function} against {formula}", function="mha_param_count", formula=_(against))
+    expect_int(got, exact if expected is None else expected, check, on,
+               int_suspects(param_variants(d, bias)))
 
 
 def check_mha_flops(impl, l: int, b: int, d: int, h: int, expected: int | None = None,
@@ -289,7 +290,8 @@ def check_mha_flops(impl, l: int, b: int, d: int, h: int, expected: int | None =
     on = mha_on(l, b, d, h)
     got = call(impl, "mha_flops", l, b, d, h, on=on)
     exact = int(attention_flops(l, l, b, d))
-    expect_int(got, exact if expected is None else expected, _("{function} against {formula}", function="mha_flops", formula=against), on,
+    check = _("{function} against {formula}", function="mha_flops", formula=against)
+    expect_int(got, exact if expected is None else expected, check, on,
                int_suspects(cross_variants(l, l, b, d, h)))
 
 

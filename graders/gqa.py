@@ -581,4 +581,5 @@ def test_gqa_half_precision_on_cuda(impl):
         output = run_forward(impl, module, x, mask, True, on + _(" on {device}", device="cuda"))
         wide = {k: t.float() for k, t in state.items()}
         expected = pytorch_gqa(wide, x.float(), num_heads, num_kv_heads, mask, True)
-        expect_close(output, expected.to(dtype), _("the output (b, n, E)"), on + _(" on {device}", device="cuda"))
+        expect_close(output, expected.to(dtype), _("the output (b, n, E)"),
+                     on + _(" on {device}", device="cuda"))

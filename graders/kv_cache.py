@@ -460,8 +460,8 @@ def test_cache_passed_in_is_untouched(impl):
     # The first branch's cache must still hold its own positions after the second call.
     for returned, full_kv, on in results:
         for name, got, expected in zip("kv", returned, full_kv):
-            expect_close(got, expected, _("the returned cache's {name}, after both branches ran", name=name),
-                         on)
+            expect_close(got, expected,
+                         _("the returned cache's {name}, after both branches ran", name=name), on)
 
 
 # ------------------------------------------------------------------------- follow-ups
@@ -549,7 +549,8 @@ def check_half_precision(impl: Implementation, device: str) -> None:
         for pieces in [(6,), (3, 1, 2)]:
             cache, s = None, 0
             for index, t in enumerate(pieces):
-                on = describe_split(pieces, index, 2, 16, what, dtype) + _(" on {device}", device=device)
+                on = (describe_split(pieces, index, 2, 16, what, dtype)
+                      + _(" on {device}", device=device))
                 cache = check_call(impl, module, what, state, x, full_out, full_kv, s, t,
                                    cache, 4, on)
                 s += t

@@ -489,7 +489,8 @@ def check_mha(impl: Implementation, *, embed_dim: int, num_heads: int, b: int, n
     if need_weights is False:
         if weights is not None:
             raise verdict(_("the attention weights"), on,
-                          [_("expected None with need_weights=False, got {value}", value=describe_value(weights))])
+                          [_("expected None with need_weights=False, got {value}",
+                             value=describe_value(weights))])
         return
     expect_close(weights, ref_w, _("the attention weights (b, h, n, m)"), on, w_suspects)
     if not check_grads:

@@ -438,7 +438,8 @@ def test_pe_is_a_buffer(impl):
                                     "it counts as a weight")], slug="pe-not-buffer")
     if "pe" not in dict(module.named_buffers()):
         raise verdict(check, on, [_("pe is a plain attribute ({value}), not in "
-                                    "module.named_buffers()", value=describe_value(pe))], slug="pe-not-buffer")
+                                    "module.named_buffers()", value=describe_value(pe))],
+                      slug="pe-not-buffer")
     expected, angle = reference_table(max_len, d_model)
     expect_values(pe, expected.to(TABLE_DTYPE), angle, _("the buffer pe (max_len, d_model)"), on,
                   table_suspects(max_len, d_model, 10000.0, expected, angle))
@@ -493,7 +494,8 @@ def test_long_table(impl):
     module = build(impl, 8)
     expected, angle = reference_table(5000, 8)
     expect_values(getattr(module, "pe", None), expected.to(TABLE_DTYPE), angle,
-                  _("the buffer pe (max_len, d_model)"), _("PositionalEncoding(8) (default max_len=5000)"),
+                  _("the buffer pe (max_len, d_model)"),
+                  _("PositionalEncoding(8) (default max_len=5000)"),
                   table_suspects(5000, 8, 10000.0, expected, angle))
 
 
@@ -628,7 +630,8 @@ def test_half_precision_on_cuda(impl):
         pe = getattr(module, "pe", None)
         if not isinstance(pe, Tensor) or pe.device.type != "cuda":
             raise verdict(_("the buffer pe after module.to('cuda')"), on,
-                          [_("expected pe on cuda, got {value}", value=describe_value(pe))], slug="pe-not-buffer")
+                          [_("expected pe on cuda, got {value}", value=describe_value(pe))],
+                          slug="pe-not-buffer")
         for dtype in (torch.float16, torch.bfloat16):
             shape = (3, 9, d_model) if batch_first else (9, 3, d_model)
             x = randn(*shape, seed=120, dtype=dtype, device="cuda")

@@ -62,7 +62,9 @@ class CheckResult:
         """The check's title in the learner's language (its function's words without one)."""
         from graders.core.i18n import translate
 
-        return translate(self.title) if self.title else self.name.removeprefix("test_").replace("_", " ")
+        if self.title:
+            return translate(self.title)
+        return self.name.removeprefix("test_").replace("_", " ")
 
     @property
     def summary(self) -> str:
