@@ -169,7 +169,7 @@ def test_attention_float64(impl):
     check_attention(impl, q, k, v, bool_mask(2, 4, 6, seed=41))
 
 
-@title(N_("gradients of query, key and value"))
+@title(N_("gradients of the inputs"))
 @pytest.mark.followup
 def test_attention_gradients(impl):
     """Gradients of query, key and value (through output and weights) equal PyTorch's."""
@@ -232,7 +232,7 @@ def as_float_mask(mask: Tensor, seed: int) -> Tensor:
     return randn(*mask.shape, seed=seed).masked_fill(mask, NEG_INF)
 
 
-@title(N_("fully masked rows give zeros, not NaN"))
+@title(N_("fully masked rows give zeros (not NaN)"))
 @pytest.mark.followup
 def test_attention_fully_masked_rows(impl):
     """A query whose keys are all blocked gets zero weights and a zero output, not NaN."""

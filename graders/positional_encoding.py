@@ -451,7 +451,7 @@ def test_pe_is_a_buffer(impl):
                       slug="pe-not-buffer")
 
 
-@title(N_("forward, sequence first"))
+@title(N_("forward with the sequence first"))
 @pytest.mark.core
 def test_forward_seq_first(impl):
     """batch_first=False: x (seq, batch, d), seq != batch; the table goes along dim 0."""
@@ -459,7 +459,7 @@ def test_forward_seq_first(impl):
     check_forward(impl, seq_len=2, batch=5, d_model=9, seed=2)
 
 
-@title(N_("forward, batch first"))
+@title(N_("forward with the batch first"))
 @pytest.mark.core
 def test_forward_batch_first(impl):
     """batch_first=True: x (batch, seq, d), seq != batch; the table goes along dim 1."""

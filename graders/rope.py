@@ -348,7 +348,7 @@ def check_rope(impl: Implementation, *, b: int, h: int, n: int, d: int, seed: in
     return got
 
 
-@title(N_("RoPE, rotate-half layout"))
+@title(N_("RoPE in the rotate-half layout"))
 @pytest.mark.core
 def test_rope_rotate_half(impl):
     """Default pairs (i, i + d/2): positions None, a run not starting at 0, and positions
@@ -359,7 +359,7 @@ def test_rope_rotate_half(impl):
                base=100.0)
 
 
-@title(N_("RoPE, interleaved layout"))
+@title(N_("RoPE in the interleaved layout"))
 @pytest.mark.core
 def test_rope_interleaved(impl):
     """interleaved=True: pairs (2i, 2i+1); and interleaved=False passed explicitly."""

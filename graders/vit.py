@@ -787,7 +787,7 @@ def test_drop_path_keep_rate(impl):
                    "to drop a sample, not to keep it)", share=f"{share:.1%}", keep=f"{1 - p:.0%}")])
 
 
-@title(N_("drop path on any rank, with gradients"))
+@title(N_("drop path on inputs of any rank and its gradient"))
 @pytest.mark.followup
 def test_drop_path_any_rank_and_gradient(impl):
     """One draw per index of dim 0 for inputs of any rank ((B, D) and (B, C, H, W)); the
