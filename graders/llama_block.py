@@ -37,16 +37,7 @@ from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, generator, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, describe_value, verdict
-
-try:
-    from graders.core.report import title
-except ImportError:  # before the verdicts work (check titles) has landed
-    def title(text: str):
-        def titled(check):
-            check.title = text
-            return check
-        return titled
+from graders.core.report import describe_inputs, describe_value, title, verdict
 
 __all__ = [
     "test_llama_state_dict",
@@ -658,7 +649,7 @@ def test_attention_positions(impl):
 
 
 @pytest.mark.core
-@title(N_("LlamaAttention: grouped, multi-query and multi-head"))
+@title(N_("LlamaAttention for every kv-head count"))
 def test_attention_heads(impl):
     """Query head j reads kv head j // (num_heads // num_kv_heads): 1 < kv < h, kv = 1 and
     kv = h; a rope_base other than 10000."""
@@ -703,7 +694,7 @@ def test_block_random_shapes(impl):
 
 
 @pytest.mark.followup
-@title(N_("float64"))
+@title(N_("the parts and the block in float64"))
 def test_llama_float64(impl):
     """float64 in, float64 out: SwiGLU to float64's precision, RMSNorm to float32's, the
     block and the attention with the contract's float32 allowances only."""
