@@ -14,7 +14,7 @@ import torch
 from graders.core import registry
 from graders.core.compare import expect_close
 from graders.core.report import GradingFailure
-from graders.flops import expect_int
+from graders.core.integers import expect_int
 from tests.grading_session import run_session
 
 ATTENTION = registry.get("01_attention")
