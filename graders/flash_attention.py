@@ -30,12 +30,13 @@ from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from graders.core.i18n import N_, _
 from graders.core import torch_shortcuts
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, verdict
+from graders.core.report import describe_inputs, verdict, title
 
 __all__ = [
     "test_flash_matches_pytorch",
@@ -328,11 +329,14 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
             n, m = q.size(-2), k.size(-2)
             whole = shape[-2:] in ((n, m), (m, n)) or numel >= b_h * n * m
             slug = "full-score-matrix" if whole else None
-            raise verdict("the size of every tensor flash_attention creates", on, [
-                f"your code created a tensor of shape {shape} ({numel:,} elements, by {op})",
-                f"the limit is max(n, m) * max(block_size, d) = {limit // b_h:,} elements per "
-                f"(batch, head), {limit:,} in all: one (n, block_size) block of scores",
-                "build each block's scores (and causal mask) from a slice of k; never all of them",
+            raise verdict(_("the size of every tensor flash_attention creates"), on, [
+                _("your code created a tensor of shape {shape} ({count} elements, by {op})",
+                  shape=shape, count=f"{numel:,}", op=op),
+                _("the limit is max(n, m) * max(block_size, d) = {per_head} elements per "
+                  "(batch, head), {total} in all: one (n, block_size) block of scores",
+                  per_head=f"{limit // b_h:,}", total=f"{limit:,}"),
+                _("build each block's scores (and causal mask) from a slice of k; never all of "
+                  "them"),
             ], slug)
         # The memory rule only: accuracy is every other check's (a wrong answer made
         # within the memory rule does not fail this one).
@@ -340,13 +344,13 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
 
     exp_out, exp_lse = expected_attention(q, k, v, causal)
     out_suspects, lse_suspects = flash_suspects(q, k, v, block, causal)
-    expect_close(output, exp_out, "the output (b, h, n, d)", on, out_suspects, slack=slack)
-    expect_close(lse, exp_lse, "the log-sum-exp lse (b, h, n)", on, lse_suspects, slack=slack)
+    expect_close(output, exp_out, _("the output (b, h, n, d)"), on, out_suspects, slack=slack)
+    expect_close(lse, exp_lse, _("the log-sum-exp lse (b, h, n)"), on, lse_suspects, slack=slack)
 
     if not check_grads:
         return
-    check = "backward through output and lse"
-    expect_tracks_grad({"the output": output, "lse": lse}, check, on)
+    check = _("backward through output and lse")
+    expect_tracks_grad({_("the output"): output, "lse": lse}, check, on)
     got = grads_of(weighted_sum([output, lse], seed=7), dict(zip("qkv", inputs)))
     ref_inputs = leaf_copies(q, k, v)
     ref_out, ref_lse = pytorch_attention(*ref_inputs, causal)
@@ -389,6 +393,7 @@ def rising_scores(b: int, h: int, n: int, m: int, d: int, magnitude: float,
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("FlashAttention against PyTorch"))
 @pytest.mark.core
 def test_flash_matches_pytorch(impl):
     """Output against F.scaled_dot_product_attention and lse against torch.logsumexp:
@@ -398,6 +403,7 @@ def test_flash_matches_pytorch(impl):
     check_flash(impl, *qkv(3, 2, 6, 13, 5, seed=30), block_size=5)
 
 
+@title(N_("every block size"))
 @pytest.mark.core
 def test_flash_block_sizes(impl):
     """block_size 1, smaller than m, equal to m, larger than m, and the default (64) with
@@ -408,6 +414,7 @@ def test_flash_block_sizes(impl):
     check_flash(impl, *qkv(1, 2, 3, 70, 4, seed=50), block_size=None)
 
 
+@title(N_("causal FlashAttention"))
 @pytest.mark.core
 def test_flash_causal(impl):
     """causal=True (n == m): query i sees keys 0..i, for block sizes 1, 3 (m not a multiple),
@@ -417,23 +424,25 @@ def test_flash_causal(impl):
         check_flash(impl, q, k, v, block_size, causal=True)
 
 
+@title(N_("large scores"))
 @pytest.mark.core
 def test_flash_large_scores(impl):
     """Scores of magnitude 10⁴, positive for some queries and negative for others (a
     running maximum left out overflows, one that starts at 0 underflows), and rising along
     the keys (a maximum that is not updated overflows), float64; then magnitude 150 in
     float32 (beyond what float32's exp can hold either way)."""
-    note = "; scores of about +1e4, -1e4 and order 1"
+    note = _("; scores of about +1e4, -1e4 and order 1")
     check_flash(impl, *large_scores(2, 2, 6, 11, 4, 1e4, seed=70, dtype=torch.float64), 4, note=note)
     check_flash(impl, *large_scores(2, 2, 6, 6, 4, 1e4, seed=80, dtype=torch.float64), 4,
                 causal=True, note=note)
     check_flash(impl, *rising_scores(2, 2, 5, 13, 4, 1e4, seed=85), 4,
-                note="; scores rising along the keys from about 0 to 1e4")
+                note=_("; scores rising along the keys from about 0 to 1e4"))
     # float32 resolves scores of 150 to about 1e-5: a little more room than for order 1.
     check_flash(impl, *large_scores(2, 2, 6, 11, 4, 150.0, seed=90, dtype=torch.float32), 4,
-                slack=5.0, note="; scores of about +150, -150 and order 1")
+                slack=5.0, note=_("; scores of about +150, -150 and order 1"))
 
 
+@title(N_("never builds the whole score matrix"))
 @pytest.mark.core
 def test_flash_never_builds_the_score_matrix(impl):
     """Every tensor created during the call holds at most max(n, m) * max(block_size, d)
@@ -451,6 +460,7 @@ def flash_case(rng):
     return b, h, n, m, d, rng.randint(1, 13), causal, rng.randint(0, 10_000)
 
 
+@title(N_("FlashAttention on random shapes"))
 @pytest.mark.core
 def test_flash_random_shapes(impl):
     """Random shapes, block sizes and causal, drawn from a fixed seed (the same every run)."""
@@ -461,6 +471,7 @@ def test_flash_random_shapes(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("FlashAttention in float64"))
 @pytest.mark.followup
 def test_flash_float64(impl):
     """float64 in, float64 out (output and lse), at float64 precision."""
@@ -468,6 +479,7 @@ def test_flash_float64(impl):
     check_flash(impl, *qkv(2, 3, 8, 8, 4, seed=210, dtype=torch.float64), 3, causal=True)
 
 
+@title(N_("FlashAttention's gradients"))
 @pytest.mark.followup
 def test_flash_gradients(impl):
     """Gradients of q, k and v through output and lse equal PyTorch's."""
@@ -476,6 +488,7 @@ def test_flash_gradients(impl):
                 check_grads=True)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_flash_half_precision_on_cuda(impl):

@@ -24,11 +24,12 @@ import pytest
 import torch
 from torch import Tensor
 
+from graders.core.i18n import N_, _
 from graders.core.compare import MISTAKE_SLACK, expect_close, tolerance
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, generator, leaf_copies, randn
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import describe_inputs, describe_tensor, verdict
+from graders.core.report import describe_inputs, describe_tensor, verdict, title
 
 __all__ = [
     "test_angles_match_formula",
@@ -259,10 +260,11 @@ def expect_rotated(got: Any, expected: Tensor, angle: Tensor, radius: Tensor, dt
     # The previews start just before the first difference, so that they show it.
     start = max(0, int(bad.flatten().nonzero()[0]) - 1)
     details = [
-        f"expected {describe_tensor(expected.to(dtype), start)}",
-        f"got      {describe_tensor(got, start)}",
-        f"worst at index {where}: expected {expected[where].item():.6g}, got "
-        f"{got64[where].item():.6g}; {int(bad.sum())} of {bad.numel()} values off",
+        _("expected {value}", value=describe_tensor(expected.to(dtype), start)),
+        _("got      {value}", value=describe_tensor(got, start)),
+        _("worst at index {index}: expected {expected}, got {got}; {off} of {total} values off",
+          index=where, expected=f"{expected[where].item():.6g}",
+          got=f"{got64[where].item():.6g}", off=int(bad.sum()), total=bad.numel()),
     ]
     raise verdict(check, on, details, identify(got, expected, suspects, 0.0, 0.0))
 
@@ -303,10 +305,10 @@ def check_angles(impl: Implementation, positions: Tensor, head_dim: int,
     fn = impl.attr("rope_angles")
     got = impl.call(fn, positions, head_dim, what="rope_angles", on=on, **kwargs)
     exact64 = angles64(positions, head_dim, base)
-    check = "the angles (*positions.shape, head_dim // 2), float32"
+    check = _("the angles (*positions.shape, head_dim // 2), float32")
     if isinstance(got, Tensor) and got.dtype != ANGLES_DTYPE:
-        raise verdict(check, on, [f"expected dtype float32, got {got.dtype}: compute in "
-                                  "float64, then cast the angles to float32"])
+        raise verdict(check, on, [_("expected dtype float32, got {dtype}: compute in "
+                                    "float64, then cast the angles to float32", dtype=got.dtype)])
     expect_close(got, exact64.to(ANGLES_DTYPE), check, on,
                  angle_suspects(positions, head_dim, base, exact64.to(ANGLES_DTYPE)))
     if not exact:
@@ -317,13 +319,18 @@ def check_angles(impl: Implementation, positions: Tensor, head_dim: int,
         where = tuple(int(i) for i in torch.unravel_index((error / allowed.clamp_min(1e-300)).argmax(),
                                                           error.shape))
         raise verdict(check, on, [
-            f"at index {where} (position {int(positions[where[:-1]])}, pair {where[-1]}): "
-            f"expected {exact64[where].item():.10g}, got {as_float64(got)[where].item():.10g}",
-            f"off by {error[where].item() / (FLOAT32_EPS * exact64[where].abs().item()):.2f} "
-            "float32 steps (relative eps); the float64 angle cast to float32 is at most 0.5 off",
-            "compute the angles in float64 (positions and frequencies), then cast to float32"])
+            _("at index {index} (position {position}, pair {pair}): expected {expected}, got "
+              "{got}", index=where, position=int(positions[where[:-1]]), pair=where[-1],
+              expected=f"{exact64[where].item():.10g}",
+              got=f"{as_float64(got)[where].item():.10g}"),
+            _("off by {steps} float32 steps (relative eps); the float64 angle cast to float32 "
+              "is at most 0.5 off",
+              steps=f"{error[where].item() / (FLOAT32_EPS * exact64[where].abs().item()):.2f}"),
+            _("compute the angles in float64 (positions and frequencies), then cast to "
+              "float32")])
 
 
+@title(N_("the angles against the formula"))
 @pytest.mark.core
 def test_angles_match_formula(impl):
     """angle[..., i] = p * base^(-2i/d): positions (n,), (b, n) and 3-D, not from 0, any
@@ -336,6 +343,7 @@ def test_angles_match_formula(impl):
     check_angles(impl, torch.tensor([3]), 2)
 
 
+@title(N_("exact angles at large positions"))
 @pytest.mark.core
 def test_angles_exact_at_large_positions(impl):
     """Up to position 10^6 the angles are the float64 values rounded to float32 (at most
@@ -382,7 +390,7 @@ def check_rope(impl: Implementation, *, b: int, h: int, n: int, d: int, seed: in
     inter = bool(interleaved)
     flags = "".join(f", {k}={v:g}" if isinstance(v, float) else f", {k}={v}"
                     for k, v in kwargs.items() if k != "positions")
-    where = "" if device == "cpu" else f" on {device}"
+    where = "" if device == "cpu" else _(" on {device}", device=device)
     on = f"{describe_inputs(x=x)}{where}, {describe_positions(positions)}{flags}"
     got = impl.call(impl.attr("apply_rope"), x, what="apply_rope", on=on, **kwargs)
     expected, angle = rope_reference(x, positions, base_, inter)
@@ -391,10 +399,11 @@ def check_rope(impl: Implementation, *, b: int, h: int, n: int, d: int, seed: in
                 for slug, make in mistaken_ropes(x, positions, base_, inter)]
     suspects += angles_in_dtype_suspect(expected, angle, radius, dtype)
     expect_rotated(got, expected, angle, radius, dtype, x.device,
-                   "the rotated x (b, h, n, d)", on, suspects)
+                   _("the rotated x (b, h, n, d)"), on, suspects)
     return got
 
 
+@title(N_("RoPE in the rotate-half layout"))
 @pytest.mark.core
 def test_rope_rotate_half(impl):
     """Default pairs (i, i + d/2): positions None, a run not starting at 0, and positions
@@ -407,6 +416,7 @@ def test_rope_rotate_half(impl):
                positions=make_positions("scattered", 3, 3, 221))
 
 
+@title(N_("RoPE in the interleaved layout"))
 @pytest.mark.core
 def test_rope_interleaved(impl):
     """interleaved=True: pairs (2i, 2i+1)."""
@@ -415,6 +425,7 @@ def test_rope_interleaved(impl):
                positions=make_positions("offset", 2, 4, 211))
 
 
+@title(N_("positions per batch row"))
 @pytest.mark.core
 def test_rope_positions_per_batch_row(impl):
     """positions (b, n): every batch row its own positions (left-padded batches), the same
@@ -433,6 +444,7 @@ def rope_case(rng):
             rng.randint(0, 9999))
 
 
+@title(N_("RoPE on random shapes"))
 @pytest.mark.core
 def test_rope_random_shapes(impl):
     """Random shapes, pairings, bases and kinds of positions, drawn from a fixed seed."""
@@ -441,6 +453,7 @@ def test_rope_random_shapes(impl):
                    positions=make_positions(kind, b, n, seed + 1))
 
 
+@title(N_("scores depend only on the relative position"))
 @pytest.mark.core
 def test_rope_relative_position(impl):
     """The point of RoPE: a query rotated at position m and a key at position n have a dot
@@ -454,38 +467,43 @@ def test_rope_relative_position(impl):
             queries = q.expand(1, h, len(shifts), d).contiguous()
             keys = k.expand(1, h, len(shifts), d).contiguous()
             flag = ", interleaved=True" if inter else ""
-            on = (f"q and k {(1, h, 1, d)} repeated at query positions {(m + shifts).tolist()} and "
-                  f"key positions {(n + shifts).tolist()}{flag}")
+            on = _("q and k {shape} repeated at query positions {queries} and key positions "
+                   "{keys}", shape=(1, h, 1, d), queries=(m + shifts).tolist(),
+                   keys=(n + shifts).tolist()) + flag
             fn = impl.attr("apply_rope")
             kw = {"interleaved": True} if inter else {}
             rq = impl.call(fn, queries, m + shifts, what="apply_rope", on=on, **kw)
             rk = impl.call(fn, keys, n + shifts, what="apply_rope", on=on, **kw)
-            check = f"the dot products q·k for m - n = {m - n} (one per shift)"
+            check = _("the dot products q·k for m - n = {offset} (one per shift)", offset=m - n)
             if not (isinstance(rq, Tensor) and isinstance(rk, Tensor) and rq.shape == rk.shape
                     == queries.shape):
-                raise verdict(check, on, [f"apply_rope returned {describe_tensor(rq) if isinstance(rq, Tensor) else type(rq).__name__}, "
-                                          f"expected a tensor {tuple(queries.shape)}"])
+                raise verdict(check, on, [_("apply_rope returned {value}, expected a tensor {shape}",
+                                            value=describe_tensor(rq) if isinstance(rq, Tensor)
+                                            else type(rq).__name__, shape=tuple(queries.shape))])
             dots = (as_float64(rq) * as_float64(rk)).sum(-1)  # (1, h, shifts)
-            eq, _ = rope_reference(queries, m + shifts, interleaved=inter)
-            ek, _ = rope_reference(keys, n + shifts, interleaved=inter)
+            eq = rope_reference(queries, m + shifts, interleaved=inter)[0]
+            ek = rope_reference(keys, n + shifts, interleaved=inter)[0]
             expected = (eq * ek).sum(-1)
             spread = (dots - dots[..., :1]).abs().max().item()
             # float32 angles near position 1000 may be off by ~1e-4 rad: allow for it.
             allowed = 1e-3 * (1 + (q.norm(dim=-1) * k.norm(dim=-1)).max().item())
             if spread > allowed or not bool(torch.isfinite(dots).all()):
                 raise verdict(check, on, [
-                    f"the dot products change with the shift by up to {spread:.3g}: "
-                    f"{[round(v, 4) for v in dots[0, 0].tolist()]} for head 0",
-                    "they must depend on m - n only: the same rotation per position for "
-                    "queries and keys, angles proportional to the position"])
+                    _("the dot products change with the shift by up to {spread}: {values} for "
+                      "head 0", spread=f"{spread:.3g}",
+                      values=[round(v, 4) for v in dots[0, 0].tolist()]),
+                    _("they must depend on m - n only: the same rotation per position for "
+                      "queries and keys, angles proportional to the position")])
             off = (dots - expected).abs().max().item()
             if off > allowed:
                 raise verdict(check, on, [
-                    f"they depend on m - n only, but are not the definition's: expected "
-                    f"{expected[0, 0, 0].item():.5g} for head 0, got {dots[0, 0, 0].item():.5g} "
-                    f"(max abs diff {off:.3g})"])
+                    _("they depend on m - n only, but are not the definition's: expected "
+                      "{expected} for head 0, got {got} (max abs diff {off})",
+                      expected=f"{expected[0, 0, 0].item():.5g}",
+                      got=f"{dots[0, 0, 0].item():.5g}", off=f"{off:.3g}")])
 
 
+@title(N_("RoPE preserves norms"))
 @pytest.mark.core
 def test_rope_preserves_norms(impl):
     """A rotation keeps each vector's length (and x's shape and dtype): the norm over d of
@@ -496,7 +514,7 @@ def test_rope_preserves_norms(impl):
         on = f"{describe_inputs(x=x)}, {describe_positions(positions)}, interleaved={inter}"
         got = impl.call(impl.attr("apply_rope"), x, positions, interleaved=inter,
                         what="apply_rope", on=on)
-        check = "the norms of the rotated vectors, ||apply_rope(x)|| over d"
+        check = _("the norms of the rotated vectors, ||apply_rope(x)|| over d")
         if not isinstance(got, Tensor) or got.shape != x.shape:
             expect_close(got, x, check, on)
         expect_close(as_float64(got).norm(dim=-1), as_float64(x).norm(dim=-1), check, on,
@@ -506,6 +524,7 @@ def test_rope_preserves_norms(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("RoPE in float64"))
 @pytest.mark.followup
 def test_rope_float64(impl):
     """float64 in, float64 out (angles as good as float32's at least), both pairings."""
@@ -514,6 +533,7 @@ def test_rope_float64(impl):
                positions=make_positions("rows", 2, 4, 611))
 
 
+@title(N_("RoPE at long positions"))
 @pytest.mark.followup
 def test_rope_long_positions(impl):
     """Positions in the thousands and up to 10^6 (long contexts), graded with float32
@@ -526,6 +546,7 @@ def test_rope_long_positions(impl):
                positions=torch.tensor([999_998, 999_999, 1_000_000]), dtype=torch.float64)
 
 
+@title(N_("RoPE's gradients"))
 @pytest.mark.followup
 def test_rope_gradients(impl):
     """The gradient with respect to x is the upstream gradient rotated back (by -θ), for
@@ -537,22 +558,24 @@ def test_rope_gradients(impl):
         on = f"{describe_inputs(x=x)}, {describe_positions(positions)}, interleaved={inter}"
         out = impl.call(impl.attr("apply_rope"), x, positions, interleaved=inter,
                         what="apply_rope", on=on)
-        check = "backward: the gradient of x"
+        check = _("backward: the gradient of x")
         if not isinstance(out, Tensor) or out.shape != x.shape:
-            raise verdict(check, on, [f"expected a tensor {tuple(x.shape)} to backpropagate through"])
+            raise verdict(check, on, [_("expected a tensor {shape} to backpropagate through",
+                                        shape=tuple(x.shape))])
         if not out.requires_grad:
-            raise verdict(check, on, ["the output does not track gradients: is it detached, "
-                                      "computed under torch.no_grad(), or rebuilt with .data?"])
+            raise verdict(check, on, [_("the output does not track gradients: is it detached, "
+                                        "computed under torch.no_grad(), or rebuilt with .data?")])
         upstream = randn(*x.shape, seed=820 + i, dtype=dtype)
         (grad,) = torch.autograd.grad((out * upstream).sum(), [x], allow_unused=True)
         if grad is None:
-            raise verdict(check, on, ["expected a gradient, got None"])
+            raise verdict(check, on, [_("expected a gradient, got None")])
         # d/dx of <rotate(x), g> is g rotated back: the reference rotation by -θ.
         expected, angle = rope_reference(upstream, positions, interleaved=inter, sign=-1.0)
         expect_rotated(grad, expected, angle, pair_radius(upstream, inter), dtype, "cpu",
                        check, on)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 def test_rope_half_precision(impl):
     """float16 and bfloat16 on the CPU (rotary embedding is elementwise: it runs there too)

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 
 import torch
 
+from graders.core.i18n import N_, _
 from graders.core.mistakes import Suspect, identify
 from graders.core.report import describe_value, verdict
 
@@ -40,28 +41,29 @@ def as_integer(value: Any) -> int | None:
 
 def type_advice(value: Any) -> str:
     if isinstance(value, float):
-        return ("return a plain int: a float holds integers exactly only up to 2**53; use "
-                "integer arithmetic (// rather than /)")
+        return _("return a plain int: a float holds integers exactly only up to 2**53; use "
+                 "integer arithmetic (// rather than /)")
     if isinstance(value, torch.Tensor):
-        return "return a plain int, not a tensor: compute with Python ints (or call .item())"
-    return "return a plain int"
+        return _("return a plain int, not a tensor: compute with Python ints (or call .item())")
+    return _("return a plain int")
 
 
 def ratio_line(got: int, expected: int) -> str:
     """How far off, and by which simple factor when there is one."""
-    line = f"got - expected = {got - expected:+,}"
+    difference = f"{got - expected:+,}"
     if expected:
         ratio = Fraction(got, expected)
         if ratio > 0 and ratio.numerator <= 8 and ratio.denominator <= 8:
-            line += f" (got = expected * {ratio})"
-    return line
+            return _("got - expected = {difference} (got = expected * {ratio})",
+                     difference=difference, ratio=ratio)
+    return _("got - expected = {difference}", difference=difference)
 
 
 # An int off by a hair of a huge answer: the rounding of a float somewhere along the way.
 NEAR_MISS = Fraction(1, 2**40)
 
 
-FLOAT_NOTE = "is a float involved? above 2**53 a float cannot hold every integer; keep to ints"
+FLOAT_NOTE = N_("is a float involved? above 2**53 a float cannot hold every integer; keep to ints")
 
 
 def expect_int(got: Any, expected: int, check: str, on: str,
@@ -71,18 +73,25 @@ def expect_int(got: Any, expected: int, check: str, on: str,
     number = as_integer(got)
     slug = identify(number, expected, list(suspects), 0.0, 0.0) if number is not None else None
     if isinstance(got, bool) or not isinstance(got, int):
-        kind = "a tensor " if isinstance(got, torch.Tensor) else ""
+        tensor = isinstance(got, torch.Tensor)
         if number == expected and not isinstance(got, bool):
             # Not a wrong number: say so first, so that 31248.0 does not read as a miss.
             raise verdict(check, on, [
-                f"right value, wrong type: expected the int {expected:,}, got "
-                + (f"a tensor {describe_value(got)}" if kind
-                   else f"the {type(got).__name__} {describe_value(got)}"), type_advice(got)])
-        raise verdict(check, on, [f"expected the int {expected:,}",
-                                  f"got {kind}{describe_value(got)}: {type_advice(got)}"], slug)
+                _("right value, wrong type: expected the int {expected}, got a tensor {value}",
+                  expected=f"{expected:,}", value=describe_value(got)) if tensor
+                else _("right value, wrong type: expected the int {expected}, got the {type} "
+                       "{value}", expected=f"{expected:,}", type=type(got).__name__,
+                       value=describe_value(got)), type_advice(got)])
+        got_line = (_("got a tensor {value}: {advice}", value=describe_value(got),
+                      advice=type_advice(got)) if tensor
+                    else _("got {value}: {advice}", value=describe_value(got),
+                           advice=type_advice(got)))
+        raise verdict(check, on, [_("expected the int {expected}", expected=f"{expected:,}"),
+                                  got_line], slug)
     if got == expected:
         return
-    details = [f"expected {expected:,}", f"got      {got:,}", ratio_line(got, expected)]
+    details = [_("expected {value}", value=f"{expected:,}"),
+               _("got      {value}", value=f"{got:,}"), ratio_line(got, expected)]
     if expected and abs(Fraction(got - expected, expected)) <= NEAR_MISS:
-        details.append(FLOAT_NOTE)
+        details.append(_(FLOAT_NOTE))
     raise verdict(check, on, details, slug)

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import _
 from graders.core.reference import additive_mask
 from graders.core.compare import tolerance
 from graders.core.inputs import grads_of, weighted_sum
@@ -100,7 +101,8 @@ def causal(n: int, dtype=torch.float32, device: str | torch.device = "cpu") -> T
 
 def expect_module(value: Any, what: str) -> nn.Module:
     if not isinstance(value, nn.Module):
-        raise verdict(what, "construction", [f"expected an nn.Module, got {describe_value(value)}"])
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(value))])
     return value
 
 
@@ -120,8 +122,8 @@ def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
                   on: str) -> dict[str, Tensor | None]:
     """Gradients of a fixed weighted sum of the learner's output."""
     if not out.requires_grad:
-        raise verdict(check, on, ["the output does not require grad: is part of the computation "
-                                  "detached, done under torch.no_grad(), or with .data?"])
+        raise verdict(check, on, [_("the output does not require grad: is part of the computation "
+                                    "detached, done under torch.no_grad(), or with .data?")])
     return grads_of(weighted_sum([out], seed=seed), named, on=on)
 
 

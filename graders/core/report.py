@@ -27,6 +27,19 @@ class NotImplementedYet(GradingFailure):
     """The learner has not written this part yet (it raises NotImplementedError)."""
 
 
+def title(text: str):
+    """Decorator giving a check (a grader's test function) its learner-facing title, the
+    English marked for the catalogs: ``@title(N_("attention without a mask"))``. Every front
+    end that lists checks shows it, translated (``CheckResult.label``); the function's name
+    stays what ``pytest -k`` selects."""
+
+    def titled(check):
+        check.title = text
+        return check
+
+    return titled
+
+
 def mistake_lines(slug: str) -> list[str]:
     """``[slug] explanation`` and ``hint: ...``, from the catalogue, in the learner's
     language (the slug stays as it is)."""
