@@ -8,15 +8,20 @@ its grader's tests; the ``impl`` fixture loads the file chosen by ``--impl PATH`
 from __future__ import annotations
 
 import pytest
-import torch
 
-from graders.core import loader, registry, torch_shortcuts
-from graders.core.i18n import _
-from graders.core.implementation import Implementation
-from graders.core.loader import ImplementationLoadError
-from graders.core.report import GradingFailure, NotImplementedYet
-from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED, CheckResult,
-                             KataResult, shown)
+from graders.core import fast_start
+
+fast_start.import_torch()  # first: torch is imported below and by every graders.core module
+
+import torch  # noqa: E402
+
+from graders.core import loader, registry, torch_shortcuts  # noqa: E402
+from graders.core.i18n import _  # noqa: E402
+from graders.core.implementation import Implementation  # noqa: E402
+from graders.core.loader import ImplementationLoadError  # noqa: E402
+from graders.core.report import GradingFailure, NotImplementedYet  # noqa: E402
+from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED,  # noqa: E402
+                                  CheckResult, KataResult, shown)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
