@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from graders.core.i18n import N_
+
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not implemented"
 # A check pytest skipped, e.g. a CUDA follow-up on a machine without CUDA: not run, so neither
 # passed nor failed; its reason is kept (CheckResult.verdict).
@@ -162,12 +164,16 @@ class KataResult:
                    checks=[CheckResult(**c) for c in data.get("checks", [])])
 
 
+# The reasons the graders give pytest.skip, marked for the catalogs (shown translated).
+SKIP_REASONS = (N_("needs a CUDA GPU"),)
+
+
 def skipped_words(result: KataResult) -> str:
     """The checks not run here, with why, e.g. "1 skipped (needs a CUDA GPU)"; "" when
     every check ran. In the learner's language (the reasons as the graders gave them)."""
-    from graders.core.i18n import _
+    from graders.core.i18n import _, translate
 
-    reasons = list(dict.fromkeys(c.verdict for c in result.skipped if c.verdict))
+    reasons = list(dict.fromkeys(translate(c.verdict) for c in result.skipped if c.verdict))
     if not result.skipped:
         return ""
     if not reasons:

@@ -575,7 +575,7 @@ def test_rope_gradients(impl):
                        check, on)
 
 
-@title(N_("half precision on a CUDA GPU"))
+@title(N_("float16 and bfloat16 on the CPU"))
 @pytest.mark.followup
 def test_rope_half_precision(impl):
     """float16 and bfloat16 on the CPU (rotary embedding is elementwise: it runs there too)
@@ -589,6 +589,7 @@ def test_rope_half_precision(impl):
                        interleaved=inter, positions=positions)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_rope_half_precision_on_cuda(impl):

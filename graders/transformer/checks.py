@@ -642,10 +642,11 @@ def check_positional_dropout(impl: Implementation, model: nn.Module, args: Model
     x = randn(b, n, args.d_model, seed=920)
     pe = pe_table(model, args, torch.float32, "cpu")
     summed = x + pe[:n][None]
-    on = f"x (batch={b}, seq={n}, d_model={args.d_model}), dropout=0.5, training mode"
+    on = _("x (batch={b}, seq={n}, d_model={d_model}), dropout=0.5, training mode",
+           b=b, n=n, d_model=args.d_model)
     try:
         impl.call(module.eval, what="positional_encoding.eval()", on=on)
-        plain = impl.call(module, x, what="positional_encoding", on=on + " (eval mode first)")
+        plain = impl.call(module, x, what="positional_encoding", on=on + _(" (eval mode first)"))
         impl.call(module.train, what="positional_encoding.train()", on=on)
     except GradingFailure:
         return
@@ -661,14 +662,14 @@ def check_positional_dropout(impl: Implementation, model: nn.Module, args: Model
         return
     rate = other_dropout_rate(out, summed, rtol, atol)
     if rate is not None:
-        found = (f"each entry is 0 or (x + pe) / (1 - q) with q = {rate:.2g}: dropout acts on "
-                 "the sum, as it should, but at another rate" if rate > 0 else
-                 "every entry is x + pe: nothing was dropped")
-        raise verdict("positional_encoding in training mode", on, [
-            found, f"use the model's dropout rate (p={args.dropout})"], "pe-dropout-rate")
-    raise verdict("positional_encoding in training mode", on, [
-        "each entry should be 0 or (x + pe) / (1 - p): dropout acts on the sum, "
-        "dropout(x + pe), not on x or on the table alone"])
+        found = (_("each entry is 0 or (x + pe) / (1 - q) with q = {rate}: dropout acts on "
+                   "the sum, as it should, but at another rate", rate=f"{rate:.2g}")
+                 if rate > 0 else _("every entry is x + pe: nothing was dropped"))
+        raise verdict(_("positional_encoding in training mode"), on, [
+            found, _("use the model's dropout rate (p={p})", p=args.dropout)], "pe-dropout-rate")
+    raise verdict(_("positional_encoding in training mode"), on, [
+        _("each entry should be 0 or (x + pe) / (1 - p): dropout acts on the sum, "
+          "dropout(x + pe), not on x or on the table alone")])
 
 
 def other_dropout_rate(out: Tensor, summed: Tensor, rtol: float, atol: float) -> float | None:
