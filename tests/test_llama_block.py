@@ -17,7 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from graders import llama_block as grader
+from graders.llama_block import checks as grader
+from graders.llama_block import meta, twin
 from graders.core import registry
 from graders.frontends import quiz
 from tests.mutation import STYLES_DIR
@@ -55,13 +56,13 @@ def test_the_twins_attention_is_sdpa_with_enable_gqa_and_its_switches_differ():
     weights = grader.part(state, "self_attn.")
     # The same attention without the repeat: SDPA pairs the kv heads itself.
     b, n, d = 2, 5, CFG.head_dim
-    angles = grader.rope_angles(positions, b, n, d, CFG.rope_base)
+    angles = twin.rope_angles(positions, b, n, d, CFG.rope_base)
 
     def heads(name, count):
         return F.linear(x, weights[f"{name}.weight"]).view(b, n, count, d).transpose(1, 2)
 
-    q = grader.rotate(heads("q_proj", CFG.num_heads), angles)
-    k = grader.rotate(heads("k_proj", CFG.num_kv_heads), angles)
+    q = twin.rotate(heads("q_proj", CFG.num_heads), angles)
+    k = twin.rotate(heads("k_proj", CFG.num_kv_heads), angles)
     out = F.scaled_dot_product_attention(q, k, heads("v_proj", CFG.num_kv_heads), is_causal=True,
                                          enable_gqa=True)
     expected = F.linear(out.transpose(1, 2).reshape(b, n, CFG.dim), weights["o_proj.weight"])
@@ -128,7 +129,7 @@ def hugging_face_output(layer, rotary, x, positions):
 def test_a_llama_decoder_layers_state_dict_loads_strictly_and_agrees(path):
     layer, rotary = hugging_face_layer()
     theirs = layer.state_dict()
-    assert list(theirs) == list(grader.BLOCK_KEYS)
+    assert list(theirs) == list(twin.BLOCK_KEYS)
     with torch.no_grad():
         for name, value in grader.random_state(CFG, seed=9).items():
             theirs[name].copy_(value)
@@ -141,9 +142,9 @@ def test_a_llama_decoder_layers_state_dict_loads_strictly_and_agrees(path):
     positions = torch.tensor([[0, 1, 2, 3, 4, 5], [40, 41, 42, 43, 44, 45]])
     with torch.no_grad():
         expected = hugging_face_output(layer, rotary, x, positions)
-        twin = grader.llama_reference(grader.random_state(CFG, seed=9), x, CFG, positions)
+        rebuilt = grader.llama_reference(grader.random_state(CFG, seed=9), x, CFG, positions)
         torch.testing.assert_close(block(x, positions), expected, rtol=1e-5, atol=1e-5)
-        torch.testing.assert_close(twin, expected, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(rebuilt, expected, rtol=1e-5, atol=1e-5)
 
 
 # --- the quiz's numbers, from real modules ---
@@ -154,7 +155,7 @@ def test_quiz_numbers_agree_with_modules():
     def parameters(module):
         return sum(p.numel() for p in module.parameters())
 
-    assert key[2] == quiz.swiglu_hidden_dim(4096) == 11008
+    assert key[2] == meta.swiglu_hidden_dim(4096) == 11008
     with torch.device("meta"):
         assert key[3] == parameters(REFERENCE.SwiGLU(4096, 11008))
         assert key[4] == parameters(REFERENCE.LlamaBlock(4096, 32, 32, 11008))
@@ -166,7 +167,7 @@ def test_quiz_numbers_agree_with_modules():
 
 
 def test_quiz_llama2_7b_total_is_the_seven_billion():
-    blocks = 32 * quiz.llama_block_parameters(4096, 32, 32, 11008)
+    blocks = 32 * meta.llama_block_parameters(4096, 32, 32, 11008)
     assert blocks == 6_476_267_520
     assert blocks + 2 * 32000 * 4096 + 4096 == 6_738_415_616
 

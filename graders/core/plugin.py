@@ -10,16 +10,22 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-import torch
 
-from graders.core import interview, loader, registry, torch_shortcuts
-from graders.core.i18n import _
-from graders.core.implementation import Implementation
-from graders.core.loader import ImplementationLoadError
-from graders.core.report import GradingFailure, NotImplementedYet
-from graders.core.session import start_with
-from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED, SKIPPED,
-                             CheckResult, KataResult, shown, shown_tally, skipped_words)
+from graders.core import fast_start
+
+fast_start.import_torch()  # first: torch is imported below and by every graders.core module
+
+import torch  # noqa: E402
+
+from graders.core import interview, loader, registry, torch_shortcuts  # noqa: E402
+from graders.core.i18n import _  # noqa: E402
+from graders.core.implementation import Implementation  # noqa: E402
+from graders.core.loader import ImplementationLoadError  # noqa: E402
+from graders.core.report import GradingFailure, NotImplementedYet  # noqa: E402
+from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED,  # noqa: E402
+                                  SKIPPED, CheckResult, KataResult, shown, shown_tally,
+                                  skipped_words)
+from graders.core.session import start_with  # noqa: E402
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
