@@ -225,8 +225,9 @@ def run(impl: Implementation, module: nn.Module, x: Tensor, positions: Tensor | 
     return impl.call(module, *args, what=f"{name}.forward", on=on)
 
 
-def expect_allowed(got: Any, expected: Tensor, allowed: Tensor, check: str, on: str,
-                   suspects: list[Suspect] = (), base: float = 1.0) -> None:
+def expect_allowed(got: Any, expected: Tensor, allowed: Tensor, dtype: torch.dtype, check: str,
+                   on: str, suspects: list[Suspect] = (), base: float = 1.0,
+                   device: str = "cpu") -> None:
     """``got`` against ``expected`` (float64) with the dtype's tolerance times ``base``, plus
     ALLOWANCE_FACTOR times the largest distance between the float64 twin and its
     float32-allowance twin ``allowed`` as an absolute margin (the relative one stays).
@@ -234,8 +235,7 @@ def expect_allowed(got: Any, expected: Tensor, allowed: Tensor, check: str, on: 
     expect_close widens by a factor only, so it runs first with the factor that gives the
     margin (type, shape, dtype, device, values and the mistake's name); what it let through
     beyond the margin is then compared at the dtype's own tolerance."""
-    dtype = got.dtype if isinstance(got, Tensor) and got.is_floating_point() else expected.dtype
-    target = expected.detach().to(dtype=dtype, device=got.device if isinstance(got, Tensor) else "cpu")
+    target = expected.detach().to(dtype=dtype, device=device)  # the dtype and device expected
     rtol, atol = tolerance(dtype, base)
     gap = float((allowed.detach() - expected.detach()).abs().max()) if expected.numel() else 0.0
     margin = atol + ALLOWANCE_FACTOR * gap
@@ -274,7 +274,7 @@ def check_block(impl: Implementation, cfg: Config, *, b: int, n: int, seed: int,
     with torch.no_grad():
         allowed = llama_reference(state, base_x, cfg, pos, HF32)
     suspects = suspects_of(BLOCK_MISTAKES, lambda v: llama_reference(state, base_x, cfg, pos, v))
-    expect_allowed(output, expected, allowed, _("the output (b, n, dim)"), on, suspects,
+    expect_allowed(output, expected, allowed, dtype, _("the output (b, n, dim)"), on, suspects,
                    base=BLOCK_SLACK)
     if not check_grads:
         return
@@ -290,7 +290,7 @@ def check_block(impl: Implementation, cfg: Config, *, b: int, n: int, seed: int,
     for name in want:  # None first, as expect_grads_close says it; then the values
         expect_grads_close({name: got.get(name)}, {name: want[name].to(dtype)}, check, on,
                            slack=math.inf)
-        expect_allowed(got[name], want[name], near[name],
+        expect_allowed(got[name], want[name], near[name], dtype,
                        _("{check}: gradient of {name}", check=check, name=name), on,
                        base=BLOCK_SLACK * GRAD_SLACK)
 
@@ -308,7 +308,7 @@ def check_attention(impl: Implementation, cfg: Config, *, b: int, n: int, seed: 
     expected = attention(x64, weights, cfg, pos)
     allowed = attention(x64, weights, cfg, pos, HF32)
     suspects = suspects_of(ATTENTION_MISTAKES, lambda v: attention(x64, weights, cfg, pos, v))
-    expect_allowed(output, expected, allowed, _("the output (b, n, dim)"), on, suspects)
+    expect_allowed(output, expected, allowed, dtype, _("the output (b, n, dim)"), on, suspects)
 
 
 def check_rmsnorm(impl: Implementation, shape: tuple[int, ...], *, seed: int, eps: float | None = None,
