@@ -822,8 +822,8 @@ def check_inner_dropouts(impl: Implementation, src: Tensor) -> None:
     p = 0.5
     args = LayerArgs(dropout=p, norm_first=True)
     blocks = (("linear2", "self_attn.out_proj",
-               _("{dropout} is never applied: the output of {block} must go through it "
-                 "before {next}", dropout="dropout", block=_("the activation"), next="linear2")),
+               _("{dropout} is never applied: the activation's output must go through it "
+                 "before {next}", dropout="dropout", next="linear2")),
               ("self_attn.out_proj", "linear2",
                _("the attention weights in self_attn are never dropped: build "
                  "nn.MultiheadAttention with dropout={p} (or, in your own attention, drop the "

@@ -123,7 +123,7 @@ def test_decoder_layer_without_dropout3_fails(tmp_path):
      "dropout2 is never applied: the output of linear2"),
     (("        hidden = self.dropout(self.activation(self.linear1(x)))",
       "        hidden = self.activation(self.linear1(x))"),
-     "dropout is never applied: the output of the activation"),
+     "dropout is never applied: the activation's output"),
     (("d_model, nhead, dropout=dropout, batch_first=batch_first",
       "d_model, nhead, batch_first=batch_first"),
      "the attention weights in self_attn are never dropped"),
