@@ -421,4 +421,53 @@ _ENTRIES = (
             "q @ k_block.transpose(-2, -1) per block."),
 )
 
+# --- beam search (17) ---
+_ENTRIES += (
+    Mistake("log-probs-not-summed",
+            "The running score multiplied log-probabilities (or added probabilities) instead of "
+            "adding log-probabilities: the log-probability of a sequence is the sum of its "
+            "tokens' log-probabilities.",
+            "new score = parent's score + log_prob of the token; start from 0.0."),
+    Mistake("scores-not-accumulated",
+            "The candidates were ranked by this step's log-probability alone, forgetting the "
+            "score of the prefix they extend.",
+            "candidates = scores[:, None] + log_probs: each row carries its parent's running sum."),
+    Mistake("topk-per-beam",
+            "Each live hypothesis kept its own best continuations; the beam keeps the best "
+            "candidates over all k x V of them, so one strong hypothesis may fill several slots "
+            "and a weak one none.",
+            "Flatten the (k, V) candidate scores and take one topk over all k * V."),
+    Mistake("beam-index-wrong",
+            "A flat candidate index was split into (hypothesis, token) with the wrong divisor "
+            "or layout, so tokens are appended to the wrong prefixes.",
+            "For row-major (k, V) candidates flattened to k * V: parent = flat // V, "
+            "token = flat % V (V = log_probs.size(1))."),
+    Mistake("finished-beam-not-removed",
+            "A hypothesis ending in eos kept its place in the beam: it was extended further, or "
+            "kept competing with its frozen score, instead of moving to the finished list.",
+            "When a kept candidate ends in eos, append it to finished and keep only the others "
+            "live; the next step keeps beam_size - len(finished) candidates."),
+    Mistake("length-penalty-in-pruning",
+            "The length penalty was applied to the running scores during the search; it "
+            "serves the final ranking only (carried forward, it distorts every later sum).",
+            "Keep raw cumulative log-probabilities in the beam; divide by n ** length_penalty "
+            "once, when ranking the finished hypotheses."),
+    Mistake("length-penalty-missing",
+            "The final scores or their ranking lack the division by n ** length_penalty "
+            "(n = tokens after bos, eos included).",
+            "score = total / (len(tokens) - 1) ** length_penalty, and sort by that score."),
+    Mistake("max-len-off-by-one",
+            "The sequences stop one token too late or too early: max_len counts every token, "
+            "bos included.",
+            "Stop when the prefixes have max_len tokens: step while tokens.size(1) < max_len."),
+    Mistake("eos-ignored",
+            "eos was treated as an ordinary token: no hypothesis finished before max_len.",
+            "After each step, move the kept candidates whose last token is eos_idx to the "
+            "finished list."),
+    Mistake("step-per-hypothesis",
+            "step_fn was called once per live hypothesis; it is the expensive model call, made "
+            "once per step with every live hypothesis stacked into one batch.",
+            "step_fn(torch.stack(prefixes)) or keep the live prefixes as one (k, t) tensor."),
+)
+
 MISTAKES: dict[str, Mistake] = {m.slug: m for m in _ENTRIES}

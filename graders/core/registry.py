@@ -36,6 +36,7 @@ ATTENTION_BUILTINS = (
 TRACKS = {
     "foundations": "Foundations",
     "models": "Full models and modern inference",
+    "llm": "Decoder-only LLMs",
 }
 
 ENCODER_BUILTINS = (
@@ -641,6 +642,48 @@ KATAS: tuple[Kata, ...] = (
             "alpha = torch.exp(m - m_new)                         # (b, h, n, 1): old terms to m_new\n"
             "l = alpha * l + torch.exp(s - m_new).sum(-1, keepdim=True)\n"
             "acc = alpha * acc + torch.exp(s - m_new) @ v_block   # (b, h, n, d)",
+        ),
+    ),
+)
+
+# --- kata 17 (third track) ---
+KATAS += (
+    Kata(
+        id="17",
+        name="17_beam_search",
+        file="beam_search.py",
+        title="Beam search over a next-token step function",
+        track="llm",
+        difficulty="medium",
+        target_minutes=30,
+        prerequisites=("09",),
+        mistakes=(
+            "log-probs-not-summed",
+            "scores-not-accumulated",
+            "topk-per-beam",
+            "beam-index-wrong",
+            "finished-beam-not-removed",
+            "length-penalty-in-pruning",
+            "length-penalty-missing",
+            "max-len-off-by-one",
+            "eos-ignored",
+            "step-per-hypothesis",
+        ),
+        forbidden=(),
+        hints=(
+            "Kata 09's greedy decoding keeps one hypothesis and takes the argmax. Keep k "
+            "hypotheses instead, each with its total log-probability: what are the candidates "
+            "at one step, and which k of them survive?",
+            "Each step, call step_fn once on the live prefixes stacked (k, t). Add each "
+            "parent's running sum to its row of log-probabilities: k x V candidates, all of "
+            "the same length, so the raw sums compare fairly. Take the top beam_size - "
+            "len(finished) over all of them at once (flatten), and recover each winner's "
+            "parent and token from its flat index. Winners ending in eos leave the beam for "
+            "the finished list; stop at beam_size finished or max_len tokens. Only the final "
+            "ranking divides by n ** length_penalty.",
+            "candidates = (scores[:, None] + log_probs).flatten()   # (k * V,) raw sums\n"
+            "top, flat = candidates.topk(min(beam_size - len(finished), candidates.numel()))\n"
+            "parent, token = flat // log_probs.size(1), flat % log_probs.size(1)   # row-major (k, V)",
         ),
     ),
 )
