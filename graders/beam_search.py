@@ -92,6 +92,31 @@ class StepTable:
         return self.row(prefix).tolist()
 
 
+@dataclass
+class LastTokenTable:
+    """The README's step function: a fixed (V, V) table of probabilities indexed by the
+    last token (float64)."""
+
+    probabilities: tuple[tuple[float, ...], ...]
+    dtype: torch.dtype = torch.float64
+
+    @property
+    def vocab(self) -> int:
+        return len(self.probabilities)
+
+    def row(self, prefix: Prefix) -> Tensor:
+        return torch.tensor(self.probabilities[prefix[-1]], dtype=torch.float64).log()
+
+    def values(self, prefix: Prefix) -> list[float]:
+        return self.row(prefix).tolist()
+
+
+README_TABLE = LastTokenTable(((0.05, 0.05, 0.50, 0.40),   # after bos (0)
+                               (0.25, 0.25, 0.25, 0.25),   # after eos (1): never asked
+                               (0.05, 0.35, 0.30, 0.30),   # after "a" (2)
+                               (0.05, 0.05, 0.05, 0.85)))  # after "b" (3)
+
+
 class StepMisuse(Exception):
     """step_fn was called in a way the contract does not allow (raised inside the call);
     ``slug`` is the mistake that misuse is characteristic of, if any."""
@@ -291,6 +316,18 @@ def describe_result(result: Result, limit: int = 3) -> str:
     return f"[{shown}{more}]" if result else "[]"
 
 
+def describe_brief(value: Any) -> str:
+    """A tensor or numpy value in a few words, without describe_value's advice to keep
+    tensors (this kata returns Python values)."""
+    if isinstance(value, Tensor):
+        device = "" if value.device.type == "cpu" else f" on {value.device}"
+        return _("a tensor {dtype} {shape}{device}", dtype=str(value.dtype).removeprefix("torch."),
+                 shape=tuple(value.shape), device=device)
+    if type(value).__module__ == "numpy":
+        return _("a numpy {kind} {dtype}", kind=type(value).__name__, dtype=str(value.dtype))
+    return describe_value(value)
+
+
 def as_result(got: Any, check: str, on: str) -> Result:
     """The learner's return value as ((tokens...), score) pairs, or a verdict on its type."""
     if not isinstance(got, (list, tuple)):
@@ -302,16 +339,16 @@ def as_result(got: Any, check: str, on: str) -> Result:
             raise verdict(check, on, [_("expected each item to be a pair (tokens, score), got "
                                         "{value}", value=describe_value(item))])
         tokens, score = item
-        if isinstance(tokens, Tensor):
+        if isinstance(tokens, Tensor) or type(tokens).__module__ == "numpy":
             raise verdict(check, on, [_("tokens must be a list of Python ints, got {value} "
-                                        "(use .tolist())", value=describe_value(tokens))])
+                                        "(use .tolist())", value=describe_brief(tokens))])
         if not isinstance(tokens, (list, tuple)) or not all(
                 isinstance(t, int) and not isinstance(t, bool) for t in tokens):
             raise verdict(check, on, [_("tokens must be a list of Python ints, got {value}",
                                         value=describe_value(tokens))])
-        if isinstance(score, Tensor):
+        if isinstance(score, Tensor) or type(score).__module__ == "numpy":
             raise verdict(check, on, [_("the score must be a Python float, got {value} (use "
-                                        ".item())", value=describe_value(score))])
+                                        ".item())", value=describe_brief(score))])
         if not isinstance(score, float):
             raise verdict(check, on, [_("the score must be a Python float, got {value}",
                                         value=describe_value(score))])
@@ -364,15 +401,19 @@ class Case:
     def alpha(self) -> float:
         return 1.0 if self.length_penalty is None else self.length_penalty
 
-    def table(self) -> StepTable:
+    def table(self) -> StepTable | LastTokenTable:
+        if self.seed < 0:
+            return README_TABLE
         return StepTable(self.vocab, self.seed, self.eos, self.eos_bias, dtype=self.dtype)
 
     def describe(self) -> str:
         penalty = {} if self.length_penalty is None else {"length_penalty": self.length_penalty}
         dtype = "" if self.dtype == torch.float64 else ", step_fn float32"
+        which = (_("the README's step_fn") if self.seed < 0
+                 else _("step table {seed}", seed=self.seed))
         return describe_inputs(V=self.vocab, bos_idx=self.bos, eos_idx=self.eos,
                                beam_size=self.beam_size, max_len=self.max_len,
-                               **penalty) + dtype + f" (step table {self.seed})"
+                               **penalty) + dtype + f" ({which})"
 
 
 def run_learner(impl: Implementation, case: Case, step: RecordingStep) -> Any:
@@ -482,16 +523,22 @@ def sequence_count(vocab: int, max_len: int) -> int:
 
 # ------------------------------------------------------------------------------ core
 
-EXAMPLE = Case(vocab=6, bos=0, eos=1, beam_size=3, max_len=5, length_penalty=None, seed=17,
-               eos_bias=0.5)
+# seed -1: the README's table (V = 4, bos 0, eos 1), where beam search beats greedy.
+README_CASES = [Case(vocab=4, bos=0, eos=1, beam_size=2, max_len=4, length_penalty=None,
+                     seed=-1),
+                Case(vocab=4, bos=0, eos=1, beam_size=1, max_len=4, length_penalty=None,
+                     seed=-1)]
 
 
 @title(N_("the README's example"))
 @pytest.mark.core
 def test_beam_search_example(impl):
-    """V = 6, beam_size 3, max_len 5, the default length_penalty: hypotheses, scores, order
-    and the calls to step_fn."""
-    check_case(impl, EXAMPLE)
+    """The README's step function: beam_size 2 and 1, max_len 4, the default length_penalty;
+    hypotheses, scores, order and the calls to step_fn."""
+    for case in README_CASES:
+        check_case(impl, case)
+    check_case(impl, Case(vocab=6, bos=0, eos=1, beam_size=3, max_len=5, length_penalty=None,
+                          seed=17, eos_bias=0.5))
 
 
 @title(N_("hypotheses that finish at different lengths"))
