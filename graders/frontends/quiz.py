@@ -930,3 +930,92 @@ def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
     print("\n" + (_("{score}/{total} correct: well done", **score) if result.all_correct
                   else _("{score}/{total} correct", **score)))
     return result
+
+
+# --- kata 17 (third track): beam search ---
+
+def beam_sequence_count(vocab: int, max_len: int) -> int:
+    """How many sequences beam search can finish with: eos after 0 .. max_len - 3 other
+    tokens, plus every sequence of max_len tokens (V - 1 choices before the last, V for it)."""
+    others = vocab - 1
+    return sum(others ** i for i in range(max_len - 2)) + others ** (max_len - 2) * vocab
+
+
+QUIZZES["17_beam_search"] = (
+    Question(
+        "What does beam search return with `beam_size = 1`?",
+        "B", CHOICE,
+        "One hypothesis survives each step: the best of its V continuations, the argmax. It "
+        "stops at eos or max_len, exactly as kata 09's greedy decoding does. It is not the most "
+        "probable sequence: the README's example has greedy end at [bos, a, eos] (probability "
+        "0.175) while a beam of 2 finds [bos, b, b, b] (0.289).",
+        choices=("the most probable sequence", "greedy decoding's sequence",
+                 "a sample from the model", "the shortest sequence that ends in eos")),
+    Question(
+        "V = 5 (bos and eos included) and max_len = 4. How wide must the beam be to return every "
+        "sequence the search can finish with, i.e. to become exhaustive search?",
+        beam_sequence_count(5, 4), INTEGER,
+        "Sequences end at eos or at max_len. eos right after bos: 1. eos after one of the 4 "
+        "other tokens: 4. Four tokens (max_len): 4 · 4 prefixes times any of 5 last tokens, "
+        "80. In all 1 + 4 + 80 = 85. With a beam of 85 nothing is ever pruned, so beam search "
+        "ranks every possible sequence; the count grows like V^max_len, which is why exact "
+        "search is out of reach and the beam prunes."),
+    Question(
+        "With `length_penalty = 0` (raw sums of log-probabilities), which hypotheses does beam "
+        "search favour?",
+        "A", CHOICE,
+        "Every log-probability is negative, so every extra token lowers the sum: a hypothesis "
+        "that ends early keeps a higher score than a longer one of the same average quality. "
+        "Dividing by n ** α (α > 0) ranks by something closer to the average log-probability "
+        "per token, which removes that bias.",
+        choices=("short ones: each extra token adds a negative log-probability",
+                 "long ones: more tokens add more probability",
+                 "none: the sum is independent of length",
+                 "those containing eos more than once")),
+    Question(
+        "Two finished hypotheses: A has 2 tokens after bos and a total log-probability of −1.2; "
+        "B has 6 and −3.0. From which `length_penalty` α on does B rank first (score = total / "
+        "n ** α)?",
+        math.log(3.0 / 1.2) / math.log(6 / 2), NUMBER,
+        "B wins when −3.0 / 6^α > −1.2 / 2^α, i.e. (6 / 2)^α > 3.0 / 1.2: α > log 2.5 / log 3 "
+        "≈ 0.834. With the raw sums (α = 0) A wins, −1.2 against −3.0; at α = 1 B wins, −0.5 "
+        "against −0.6. The penalty decides between hypotheses of different lengths only: "
+        "that is why it serves the final ranking, never the pruning of one step's candidates, "
+        "which all have the same length.",
+        rel_tolerance=0.01),
+    Question(
+        "Google's NMT system divides by ((5 + n) / 6) ** α instead of n ** α. By how much does "
+        "it divide a hypothesis of n = 10 tokens at α = 0.6?",
+        ((5 + 10) / 6) ** 0.6, NUMBER,
+        "((5 + 10) / 6)^0.6 = 2.5^0.6 ≈ 1.73, against 10^0.6 ≈ 3.98 for n^α. Both are 1 for a "
+        "one-token hypothesis, but GNMT's grows more slowly: the constant 5 softens the reward "
+        "for length, which n^α gives in full. Fairseq and Hugging Face use the plain n^α "
+        "(as this kata does), and α = 0.6 to 1 is typical.",
+        rel_tolerance=0.01),
+    Question(
+        "Why do chat models sample (temperature, top-p) instead of running beam search?",
+        "C", CHOICE,
+        "Beam search maximises likelihood, and the most likely text is not the best text: it "
+        "is generic, repeats itself and loops (Holtzman et al., 'The Curious Case of Neural "
+        "Text Degeneration'), and a wider beam often makes it worse: shorter, blander outputs, "
+        "the 'beam search curse' of translation. Open-ended generation wants varied, "
+        "human-like text, which sampling from a truncated distribution gives; beam search "
+        "stays where one right answer exists (translation, speech recognition). It also costs "
+        "beam_size rows per step and as many KV caches, reordered at every step.",
+        choices=("beam search cannot use a KV cache",
+                 "beam search needs a length penalty, which chat models cannot have",
+                 "the most likely text is bland and repetitive, and wider beams make it worse",
+                 "beam search only works with an encoder–decoder")),
+    Question(
+        "Beam search with a KV cache and 4 live rows. After a step the kept candidates' parents "
+        "are [2, 0, 0, 3]. What must happen to the cache before the next step?",
+        "D", CHOICE,
+        "Row i of the next batch continues the prefix of row parents[i], so its cache must be "
+        "that row's: cache = cache.index_select(0, parents) on the batch axis (Hugging Face's "
+        "_reorder_cache). Row 0's cache is copied twice, row 1's is dropped; appending the new "
+        "tokens' keys and values without reordering attends to the wrong prefixes.",
+        choices=("nothing: the cache does not depend on the beam",
+                 "clear it and recompute it from the new prefixes",
+                 "append the new tokens' keys and values to rows 0-3 as they are",
+                 "reorder its batch rows by the parents: rows 2, 0, 0, 3")),
+)
