@@ -112,7 +112,7 @@ class LastTokenTable:
 
 
 README_TABLE = LastTokenTable(((0.05, 0.05, 0.50, 0.40),   # after bos (0)
-                               (0.25, 0.25, 0.25, 0.25),   # after eos (1): never asked
+                               (0.10, 0.20, 0.30, 0.40),   # after eos (1): never asked
                                (0.05, 0.35, 0.30, 0.30),   # after "a" (2)
                                (0.05, 0.05, 0.05, 0.85)))  # after "b" (3)
 
@@ -187,7 +187,8 @@ def search(table: StepTable, bos: int, eos: int, beam_size: int, max_len: int,
     "extended": a hypothesis ending in eos is finished but also stays live; "frozen": a
     fixed-width beam where finished hypotheses keep competing with their frozen scores
     (finished-beam-not-removed). ``penalty`` "carried" / "carried-twice": the running
-    scores divided by n ** length_penalty at every step (and again at the end):
+    scores divided by n ** length_penalty at every step (and again at the end);
+    "carried-live": the live ones divided after each step, all again at the end:
     length-penalty-in-pruning; "none" (raw final scores) / "ranked-raw" (divided, but
     ranked by the raw sums) / "scored-raw" (ranked divided, raw scores returned):
     length-penalty-missing. ``eos_ignored``: nothing finishes before max_len.
@@ -260,6 +261,8 @@ def search(table: StepTable, bos: int, eos: int, beam_size: int, max_len: int,
         ends = [(p, s) for p, s in chosen if p[-1] == eos and not eos_ignored]
         done += ends
         live = chosen if finished == "extended" else [c for c in chosen if c not in ends]
+        if penalty == "carried-live":  # the live sums divided as they are carried forward
+            live = [(p, s / (len(p) - 1) ** length_penalty) for p, s in live]
     done += live
     return rank(done[:beam_size], length_penalty, penalty), calls
 
@@ -280,10 +283,19 @@ def rank(done: list[tuple[Prefix, float]], alpha: float, penalty: str) -> Result
     return [(p, final(p, s)) for p, s in ordered]
 
 
-def suspects(table, bos, eos, beam_size, max_len, alpha) -> list[tuple[str, Callable[[], Result]]]:
-    """(slug, prediction) for every catalogued mistake of the results."""
+# Mistakes that leave the hypotheses as they are and change only their final scores and
+# order: named only when the scores match too (an order alone is explained by other slips,
+# such as n counting bos).
+SCORES_ONLY = ("none", "ranked-raw", "scored-raw")
+
+
+def suspects(table, bos, eos, beam_size, max_len, alpha) -> list[tuple[str, Callable[[], Result], bool]]:
+    """(slug, prediction, whether the scores must match) for every catalogued mistake of
+    the results."""
     def variant(slug, max_len=max_len, **switches):
-        return slug, lambda: search(table, bos, eos, beam_size, max_len, alpha, **switches)[0]
+        strict = switches.get("penalty") in SCORES_ONLY
+        return (slug, lambda: search(table, bos, eos, beam_size, max_len, alpha, **switches)[0],
+                strict)
 
     found = [variant("log-probs-not-summed", scoring="product"),
              variant("log-probs-not-summed", scoring="probs"),
@@ -297,6 +309,7 @@ def suspects(table, bos, eos, beam_size, max_len, alpha) -> list[tuple[str, Call
              variant("finished-beam-not-removed", finished="frozen"),
              variant("length-penalty-in-pruning", penalty="carried"),
              variant("length-penalty-in-pruning", penalty="carried-twice"),
+             variant("length-penalty-in-pruning", penalty="carried-live"),
              variant("length-penalty-missing", penalty="none"),
              variant("length-penalty-missing", penalty="ranked-raw"),
              variant("length-penalty-missing", penalty="scored-raw"),
@@ -369,19 +382,25 @@ def tiers(a: Result, b: Result, rtol: float) -> tuple[bool, bool, bool]:
 
 def identify_result(got: Result, expected: Result, candidates) -> str | None:
     """The slug whose prediction explains ``got``: the closest tier that any prediction
-    reaches decides, and two different slugs there name none."""
+    reaches decides, and two different slugs there name none. A ``strict`` prediction
+    counts at the first tier only (scores and order)."""
     predictions = []
-    for slug, predict in candidates:
+    for slug, predict, strict in candidates:
         try:
-            predictions.append((slug, predict()))
+            predictions.append((slug, predict(), strict))
         except Exception:  # the mistake is not defined for this input
             continue
     for tier in range(3):
-        explaining = {slug for slug, predicted in predictions
-                      if tiers(got, predicted, MISTAKE_RTOL)[tier]
+        explaining = {slug for slug, predicted, strict in predictions
+                      if (tier == 0 or not strict)
+                      and tiers(got, predicted, MISTAKE_RTOL)[tier]
                       and not tiers(predicted, expected, MISTAKE_RTOL)[tier]}
         if explaining:
             return explaining.pop() if len(explaining) == 1 else None
+    if got and all(score == 0.0 for _p, score in got) and any(s for _p, s in expected):
+        # log-probabilities multiplied into a running score that starts at 0: every
+        # candidate scores 0 for ever
+        return "log-probs-not-summed"
     return None
 
 

@@ -10,7 +10,7 @@
 import math
 
 P = torch.tensor([[0.05, 0.05, 0.50, 0.40],    # after bos
-                  [0.25, 0.25, 0.25, 0.25],    # after eos (never asked)
+                  [0.10, 0.20, 0.30, 0.40],    # after eos (never asked)
                   [0.05, 0.35, 0.30, 0.30],    # after "a"
                   [0.05, 0.05, 0.05, 0.85]],   # after "b"
                  dtype=torch.float64).log()

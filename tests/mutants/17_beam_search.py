@@ -202,3 +202,27 @@ MUTANTS += [
         ],
     ),
 ]
+
+MUTANTS += [
+    Mutant(
+        'log-probs-not-summed',
+        variant='product_from_zero',
+        why='the running score multiplies the log-probabilities, starting from 0: every '
+            'candidate scores 0 for ever.',
+        edits=[
+            ('candidates = (live_scores[:, None] + log_probs).flatten()',
+             'candidates = (live_scores[:, None] * log_probs).flatten()'),
+        ],
+    ),
+    Mutant(
+        'length-penalty-in-pruning',
+        variant='live_scores_divided',
+        why='after each step the live scores are divided by the number of tokens after bos, '
+            'and the final ranking divides every hypothesis again.',
+        edits=[
+            ('        live, live_scores = extended[~ended], top_scores[~ended]\n',
+             '        live, live_scores = extended[~ended], top_scores[~ended]\n'
+             '        live_scores = live_scores / (live.size(1) - 1) ** length_penalty\n'),
+        ],
+    ),
+]
