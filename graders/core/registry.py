@@ -681,9 +681,8 @@ KATAS += (
             "parent and token from its flat index. Winners ending in eos leave the beam for "
             "the finished list; stop at beam_size finished or max_len tokens. Only the final "
             "ranking divides by n ** length_penalty.",
-            "candidates = (scores[:, None] + log_probs).flatten()   # (k * V,) raw sums\n"
-            "top, flat = candidates.topk(min(beam_size - len(finished), candidates.numel()))\n"
-            "parent, token = flat // log_probs.size(1), flat % log_probs.size(1)   # row-major (k, V)",
+            "candidates = (scores[:, None] + log_probs).flatten()   # (k * V,): raw sums, one length\n"
+            "parent, token = flat // V, flat % V   # flat: candidates.topk(...)'s indices, row-major (k, V)",
         ),
     ),
 )
