@@ -238,14 +238,15 @@ def search(table: StepTable, bos: int, eos: int, beam_size: int, max_len: int,
             pool = candidates
             order = sorted(range(len(pool)), key=lambda f: pool[f][0], reverse=True)[:keep]
         else:  # per-beam: each row's best max(1, keep // k), then the best of those;
+            # per-beam-one: each row's best (a beam that never widens past its first row);
             # per-beam-unsorted: each row's best keep, rows concatenated, the first keep
-            each = max(1, keep // len(live)) if selection == "per-beam" else keep
+            each = {"per-beam": max(1, keep // len(live)), "per-beam-one": 1}.get(selection, keep)
             pool = []
             for i in range(len(live)):
                 own = candidates[i * vocab:(i + 1) * vocab]
                 pool += sorted(own, key=lambda c: c[0], reverse=True)[:each]
             order = list(range(len(pool)))
-            if selection == "per-beam":
+            if selection != "per-beam-unsorted":
                 order.sort(key=lambda f: pool[f][0], reverse=True)
             order = order[:keep]
         chosen = []
@@ -303,6 +304,7 @@ def suspects(table, bos, eos, beam_size, max_len, alpha) -> list[tuple[str, Call
              variant("log-probs-not-summed", scoring="prob-product"),
              variant("topk-per-beam", selection="per-beam"),
              variant("topk-per-beam", selection="per-beam-unsorted"),
+             variant("topk-per-beam", selection="per-beam-one"),
              *(variant("beam-index-wrong", split=split)
                for split in ("col-k", "col-V", "col-beam", "row-k", "row-beam")),
              variant("finished-beam-not-removed", finished="extended"),
