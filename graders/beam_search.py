@@ -27,6 +27,7 @@ from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases
 from graders.core.report import describe_inputs, describe_value, verdict
+from graders.frontends.quiz import beam_sequence_count  # the quiz's count, one formula
 
 try:  # the check titles of the verdicts work (graders.core.report.title)
     from graders.core.report import title
@@ -535,13 +536,6 @@ def exhaustive(table: StepTable, bos: int, eos: int, max_len: int, alpha: float)
                   key=lambda item: item[1], reverse=True)
 
 
-def sequence_count(vocab: int, max_len: int) -> int:
-    """How many sequences the search can produce: eos after 0..max_len - 3 other tokens,
-    plus the sequences of max_len tokens (V - 1 choices before the last, V for it)."""
-    others = vocab - 1
-    return sum(others ** i for i in range(max_len - 2)) + others ** (max_len - 2) * vocab
-
-
 # ------------------------------------------------------------------------------ core
 
 # seed -1: the README's table (V = 4, bos 0, eos 1), where beam search beats greedy.
@@ -621,7 +615,7 @@ def test_wide_beam_is_exhaustive(impl):
     """A beam at least as wide as the number of possible sequences returns all of them,
     ranked (against enumerating every sequence)."""
     for i, (vocab, max_len, extra) in enumerate(((3, 4, 0), (4, 3, 5))):
-        beam = sequence_count(vocab, max_len) + extra
+        beam = beam_sequence_count(vocab, max_len) + extra
         case = Case(vocab=vocab, bos=0, eos=vocab - 1, beam_size=beam, max_len=max_len,
                     length_penalty=1.0, seed=200 + i, eos_bias=0.3)
         expected = exhaustive(case.table(), case.bos, case.eos, case.max_len, case.alpha)
