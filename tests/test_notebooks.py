@@ -492,7 +492,7 @@ def test_beam_search_quiz_agrees_with_the_reference():
     """Kata 17's quiz, each number checked by running the reference search: beam size 1 is
     greedy (and loses to a beam of 2 on the README's model), a beam of 85 is exhaustive for
     V = 5 and max_len = 4, the α where the longer hypothesis overtakes, the cache reorder."""
-    from graders import beam_search as grader
+    from graders.beam_search import checks as grader
 
     search = _load_solution(registry.get("17")).beam_search
     table = grader.README_TABLE
