@@ -53,7 +53,6 @@ def meta(kata: Kata) -> types.ModuleType:
     return importlib.import_module(kata.meta_module)
 
 
-
 def get(key: str | Path) -> Kata:
     """Find a kata by id ("03"), number ("3"), folder name ("03_mha"), short name ("mha"),
     or a path inside its folder. Raises KeyError naming the katas there are."""
