@@ -17,7 +17,7 @@ from graders.core.kata import (  # noqa: F401 (the names every reader of the reg
     ATTENTION_BUILTINS, DECODER_BUILTINS, DIFFICULTIES, ENCODER_BUILTINS, HINT_LEVELS, KATAS_DIR,
     NOTEBOOKS_DIR, REPO_ROOT, SKELETONS_DIR, SOLUTIONS_DIR, TRANSFORMER_BUILTINS, Kata)
 
-# The two tracks, in order: `kata list`, the README and the notebooks group katas by them.
+# The tracks, in order: `kata list`, the README and the notebooks group katas by them.
 TRACKS = {
     "foundations": "Foundations",
     "models": "Full models and modern inference",
@@ -41,6 +41,7 @@ KATA_MODULES = (
     "gqa",                  # 13
     "flash_attention",      # 14
     "llama_block",          # 15
+    "beam_search",          # 17
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
