@@ -421,10 +421,57 @@ _ENTRIES = (
             "start + t > i."),
     Mistake("full-score-matrix",
             "A tensor the size of the whole (n, m) score matrix (all the scores, or an (n, m) "
-            "mask) was built: this kata's loop only ever holds one (n, block_size) block of "
-            "scores (the GPU kernel also tiles the queries, holding B_r × B_c tiles in SRAM).",
-            "Loop over key blocks k[..., start:start + block_size, :] and compute "
-            "q @ k_block.transpose(-2, -1) per block."),
+            "mask) was built: flash attention only ever holds one (n, block_size) block of "
+            "scores (the GPU kernel also tiles the queries, holding B_r × B_c tiles in SRAM), "
+            "sliding-window attention one band of (n, window + num_sinks) scores.",
+            "Flash attention: loop over key blocks k[..., start:start + block_size, :] and "
+            "compute q @ k_block.transpose(-2, -1) per block. Sliding window: score each query "
+            "against the keys it may see only (a band, or query blocks against their keys)."),
+)
+
+# --- sliding-window attention, sinks, rolling cache (18) (moves to graders/sliding_window/meta.py
+# with the layout step) ---
+_ENTRIES += (
+    Mistake("window-off-by-one",
+            "The window holds one key too many or too few: window counts the query itself, so "
+            "query i sees keys i - window + 1 ... i (i - j < window, not <=; Mistral's "
+            "original triu(diagonal=-window) lets in one more); a cache must keep exactly the "
+            "last window positions.",
+            "allowed = (j <= i) & ((i - j < window) | (j < num_sinks)); a cache keeps "
+            "positions p - window + 1 ... p."),
+    Mistake("window-not-causal",
+            "Future keys are visible: the window was taken on both sides of the query (a "
+            "symmetric band |i - j| < window) or the j <= i condition was lost.",
+            "Keep j <= i for every key, the window's and the sinks' alike."),
+    Mistake("sinks-dropped",
+            "The sink keys 0 ... num_sinks - 1 are never seen once they leave the window: "
+            "plain sliding-window attention was computed.",
+            "Allow key j when it is in the window or j < num_sinks (still with j <= i)."),
+    Mistake("sinks-ignore-causality",
+            "Queries before a sink see it: query 0 attends to sink 1, which comes after it.",
+            "A sink is still a key: allowed only when j <= i. Combine as (j <= i) & (in_window "
+            "| is_sink)."),
+    Mistake("sinks-counted-twice",
+            "A sink key that is also inside the window entered the softmax twice (once as a "
+            "sink, once as a window key), so it weighs double.",
+            "Take the union of the two sets of keys: a sink inside the window is one key. With "
+            "gathered keys, keep a sink column only where i - j >= window."),
+    Mistake("cache-evicts-sinks",
+            "The cache lost sink positions (they were evicted with the window, or taken from the "
+            "first append only, which may hold fewer than num_sinks positions).",
+            "Collect positions 0 ... num_sinks - 1 from whichever appends bring them, and never "
+            "evict them."),
+    Mistake("cache-unbounded",
+            "The cache holds more than num_sinks + window positions (plus the last append's): "
+            "every position kept, or views that keep the caller's appended chunks alive.",
+            "Drop positions that left the window, and store clones of what you keep: a slice of "
+            "the appended k is a view of its whole storage."),
+    Mistake("cache-out-of-order",
+            "keys_values() holds the right positions but not in position order (e.g. a ring "
+            "buffer read in slot order). Decoding cannot see it (softmax ignores key order), "
+            "but anything that relies on position order breaks.",
+            "Read a ring buffer from its oldest slot: torch.roll or index with (start + "
+            "arange(window)) % window, the sinks first."),
 )
 
 MISTAKES: dict[str, Mistake] = {m.slug: m for m in _ENTRIES}

@@ -673,3 +673,48 @@ def partial_matches(key: str) -> list[Kata]:
     if len(text) < 2 or "/" in text or "\\" in text or text.isdigit():
         return []
     return [kata for kata in KATAS if text in kata.name[3:].lower()]
+
+
+# --- kata 18 (moves to graders/sliding_window/meta.py with the layout step) ---
+TRACKS.setdefault("llm", "Decoder-only LLMs")
+KATAS += (
+    Kata(
+        id="18",
+        name="18_sliding_window",
+        file="sliding_window.py",
+        title="Sliding-window attention, attention sinks and a rolling KV cache",
+        track="llm",
+        difficulty="medium",
+        target_minutes=30,
+        prerequisites=("11", "14"),
+        mistakes=(
+            "window-off-by-one",
+            "window-not-causal",
+            "sinks-dropped",
+            "sinks-ignore-causality",
+            "sinks-counted-twice",
+            "full-score-matrix",
+            "missing-scale",
+            "mask-inverted",
+            "cache-evicts-sinks",
+            "cache-unbounded",
+            "cache-out-of-order",
+        ),
+        forbidden=("torch.nn.attention.flex_attention.flex_attention",),
+        hints=(
+            "Write the rule for one (query i, key j) pair first, on paper, for window = 3 and "
+            "num_sinks = 2 with n = 8: which keys does query 6 see, and query 1? Then ask what "
+            "each query needs to look at, so that nothing of size (n, n) is ever built, and "
+            "what a decoder at position p must still hold in its cache.",
+            "Query i sees key j iff j <= i and (i - j < window or j < num_sinks): window counts "
+            "the query itself, and a sink inside the window is still one key. For the attention, "
+            "gather per query only its window i - window + 1 ... i plus the sinks that lie "
+            "before that window: scores (b, h, n, num_sinks + window), -inf where a gathered "
+            "index is out of range or a sink is already in the window. The cache keeps the "
+            "first num_sinks positions forever and only the last window ones of the rest, as "
+            "clones, and returns sinks then window, in position order.",
+            "idx = i[:, None] - window + 1 + torch.arange(window)      # (n, W): i-W+1 .. i, < 0 is padding\n"
+            "keep_sink = i[:, None] - torch.arange(num_sinks) >= window  # (n, S): a sink before the window",
+        ),
+    ),
+)
