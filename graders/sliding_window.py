@@ -263,16 +263,22 @@ def cache_mistake(history: list[tuple[int, list[int] | None]], window: int,
     if any(got is None for _p, got in history):
         return None
     right = [(p, got, expected_positions(p, window, num_sinks)) for p, got in history]
+    # Each mistake: (what holds after every append, what shows it after at least one).
     hypotheses = {
-        "cache-out-of-order": lambda p, got, want: sorted(got) == want,
-        "sinks-counted-twice": lambda p, got, want: sorted(set(got)) == want and all(
+        "cache-out-of-order": (lambda got, want: sorted(got) == want,
+                               lambda got, want: got != want),
+        "sinks-counted-twice": (lambda got, want: sorted(set(got)) == want and all(
             got.count(j) == 1 or j < num_sinks for j in got),
-        "cache-evicts-sinks": lambda p, got, want: sorted(got) == [
-            j for j in want if j in got] and all(j < num_sinks for j in want if j not in got),
-        "cache-unbounded": lambda p, got, want: len(set(got)) == len(got) and set(want) <= set(got),
+            lambda got, want: len(got) > len(set(got))),
+        "cache-evicts-sinks": (lambda got, want: sorted(got) == [j for j in want if j in got]
+                               and all(j < num_sinks for j in want if j not in got),
+                               lambda got, want: len(got) < len(want)),
+        "cache-unbounded": (lambda got, want: len(set(got)) == len(got) and set(want) <= set(got),
+                            lambda got, want: len(got) > len(want)),
     }
-    explaining = [slug for slug, holds in hypotheses.items()
-                  if all(holds(p, got, want) for p, got, want in right)]
+    explaining = [slug for slug, (always, once) in hypotheses.items()
+                  if all(always(got, want) for _p, got, want in right)
+                  and any(once(got, want) for _p, got, want in right)]
     for other in (window + 1, window - 1):  # a rule kept consistently: window-off-by-one
         if other >= 1 and all(sorted(got) == expected_positions(p, other, num_sinks)
                               and len(set(got)) == len(got) for p, got in history):

@@ -56,6 +56,7 @@ TARGETS = {
     "12_rope": Target(None, "apply_rope"),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
+    "18_sliding_window": Target(None, "sliding_window_attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,

@@ -10,6 +10,7 @@ bound on a cache's memory (kata 18).
 
 from __future__ import annotations
 
+import types
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,11 @@ class CreatedTensors(TorchDispatchMode):
 torch_shortcuts.skip_dynamo_import(CreatedTensors)
 
 
+# What a walk does not enter: code, classes and modules hold no state of the object.
+NOT_WALKED = (str, bytes, type, types.ModuleType, types.FunctionType, types.MethodType,
+              types.BuiltinFunctionType)
+
+
 @dataclass(frozen=True)
 class KeptStorage:
     path: str  # how the object reaches it, e.g. "self.keys[0]"
@@ -62,7 +68,7 @@ def kept_storages(obj: Any, name: str = "self", max_depth: int = 6) -> list[Kept
                 storages[key] = KeptStorage(path, tuple(value.shape),
                                             storage.nbytes() // value.element_size())
             return
-        if depth > max_depth or id(value) in seen_objects or isinstance(value, (str, bytes, type)):
+        if depth > max_depth or id(value) in seen_objects or isinstance(value, NOT_WALKED):
             return
         seen_objects.add(id(value))
         if isinstance(value, dict):
