@@ -940,3 +940,84 @@ def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
     result = QuizResult(kata.name, tuple(outcomes))
     print("\n" + score_line(result))
     return result
+
+
+# --- kata 18 (third track): sliding-window attention, sinks, rolling cache ---
+# (moves to graders/sliding_window/meta.py with the layout step)
+
+def sliding_window_reach(num_layers: int, window: int) -> int:
+    """How many positions back the last of num_layers sliding-window layers can draw on:
+    each layer reaches window - 1 positions further (window counts the query itself)."""
+    return num_layers * (window - 1)
+
+
+def keys_seen(position: int, window: int, num_sinks: int) -> int:
+    """How many keys the query at ``position`` attends to: the window and the sinks, once each."""
+    return len([j for j in range(position + 1) if j < num_sinks or position - j < window])
+
+
+def window_pairs(n: int, window: int) -> int:
+    """(query, key) pairs a causal sliding window allows over n tokens (no sinks)."""
+    return sum(min(i + 1, window) for i in range(n))
+
+
+QUIZZES["18_sliding_window"] = (
+    Question(
+        "Mistral 7B has 32 layers and a window of 4096 (the query included). A token's output "
+        "at the last layer can depend on input tokens how many positions back, at most?",
+        sliding_window_reach(32, 4096), NUMBER,
+        "Each layer moves information at most window − 1 = 4095 positions forward: position i "
+        "of layer 1 reads positions i − 4095 … i of the input, and layer 2 reads layer 1's "
+        "outputs there, which read 4095 further back. After 32 layers: 32 × 4095 = 131,040 "
+        "positions (Mistral's paper rounds it to about 131K = 32 × 4096). The receptive field "
+        "is layers × window, even though each layer looks at 4096 keys only.",
+        rel_tolerance=0.01),
+    Question(
+        "Why do the first tokens of a sequence end up as attention sinks?",
+        "B", CHOICE,
+        "The softmax weights of a query must sum to 1, even when nothing in context is "
+        "relevant to it. A trained model parks that unneeded weight on keys whose values add "
+        "little, and the first tokens are the ones every later query can see, from the very "
+        "first step of training on: they become the sink. Evict them and that weight lands on "
+        "the other keys, shifting every output; keeping 4 of them (StreamingLLM) restores the "
+        "model. Their meaning does not matter: a learned placeholder token works as well.",
+        choices=("they carry the prompt's most important meaning",
+                 "softmax must put weight somewhere, and they are visible to every later query",
+                 "positional encodings give them the largest norm",
+                 "the tokenizer puts special tokens there")),
+    Question(
+        "Mistral-7B's cache per token: 32 layers, 8 key/value heads of width 128, keys and "
+        "values in float16. At 32k (32768) tokens, how many GiB does a rolling cache with a "
+        "4k (4096) window save over the full cache, for one sequence?",
+        (gqa_kv_cache_bytes(1, 32768, 32, 8, 128, 2) - gqa_kv_cache_bytes(1, 4096, 32, 8, 128, 2))
+        / GiB, NUMBER,
+        "2 (k and v) × 32 layers × 8 heads × 128 × 2 bytes = 128 KiB per token. The full cache "
+        "holds 32768 tokens: 4 GiB; the rolling cache 4096: 0.5 GiB. It saves 3.5 GiB (7/8), "
+        "and stays at 0.5 GiB however long the generation runs.",
+        rel_tolerance=0.01),
+    Question(
+        "How many times fewer (query, key) pairs does a 4096 window score than full causal "
+        "attention, over n = 32768 tokens?",
+        window_pairs(32768, 4096 + 32768) / window_pairs(32768, 4096), NUMBER,
+        "Causal: n(n + 1)/2 = 536,887,296 pairs. The window: 4096 · 4097/2 for the first 4096 "
+        "queries, then 4096 each for the other 28672: 125,831,168. The ratio is about 4.27; it "
+        "grows like n / (2 · window), since the window's cost is linear in n.",
+        rel_tolerance=0.02),
+    Question(
+        "window = 3, num_sinks = 2. How many keys enter the softmax of the query at position 3?",
+        keys_seen(3, 3, 2), INTEGER,
+        "The window is positions 1, 2, 3; the sinks are 0 and 1. Sink 1 is already inside the "
+        "window: it is one key, not two. So 4 keys: 0, 1, 2, 3 (s = min(p + 1, num_sinks + "
+        "window) = 4)."),
+    Question(
+        "A ring-buffer cache returns the right keys and values, but in slot order rather than "
+        "position order. What happens to the decoded outputs?",
+        "A", CHOICE,
+        "Nothing: softmax attention sums over keys and is blind to their order (positions live "
+        "in the keys already, rotated by RoPE). The kata still asks for position order, because "
+        "whatever reads the cache by index (a sink/window split, re-rotating keys by slot, "
+        "debugging) breaks.",
+        choices=("nothing: attention does not depend on the order of its keys",
+                 "the outputs are permuted", "the sinks lose their weight",
+                 "the softmax overflows")),
+)
