@@ -17,6 +17,7 @@ decoding with them, and on the storages its attributes keep alive.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -122,7 +123,74 @@ def attention_suspects(q: Tensor, k: Tensor, v: Tensor, window: int,
     suspects += [Suspect("sinks-counted-twice", predict=predict(twice=True)),
                  Suspect("missing-scale", predict=predict(scale=1.0)),
                  Suspect("mask-inverted", matches=inverted_mask_matcher(q, k, v, window, num_sinks))]
+    classify = functools.cache(lambda got: key_set_mistake(got, q, k, v, window, num_sinks))
+    suspects += [Suspect(slug, matches=lambda got, slug=slug: classify(HashableTensor(got)) == slug)
+                 for slug in ROW_SLUGS]
     return suspects
+
+
+ROW_SLUGS = ("window-off-by-one", "window-not-causal", "sinks-dropped", "sinks-ignore-causality")
+
+
+class HashableTensor:
+    """A learner's output as a cache key (by identity): one classification per output."""
+
+    def __init__(self, tensor: Any):
+        self.tensor = tensor
+
+    def __hash__(self) -> int:
+        return id(self.tensor)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, HashableTensor) and other.tensor is self.tensor
+
+
+def key_set_mistake(got: HashableTensor, q, k, v, window: int, num_sinks: int) -> str | None:
+    """Name a mask mistake query by query, however the keys were split into blocks: find
+    for each query the set of keys its output attends to, among the sets [lo, hi] ∪
+    [0, s) (a range and a sink prefix), then compare it with the right set. Named only
+    when every query is explained and every wrong one shows the same mistake."""
+    out = got.tensor
+    n = q.size(-2)
+    if not isinstance(out, Tensor) or out.shape != q.shape or n > 16:
+        return None
+    q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
+    out64 = out.detach().to("cpu", torch.float64)
+    scores = q64 @ k64.transpose(-2, -1) / math.sqrt(q.size(-1))  # (b, h, n, n)
+    keys = torch.arange(n)
+    candidates = [(lo, hi, s) for lo in range(n) for hi in range(lo, n)
+                  for s in range(min(num_sinks, n) + 1)]
+    sets = torch.stack([((keys >= lo) & (keys <= hi)) | (keys < s) for lo, hi, s in candidates])
+    allowed = allowed_pairs(n, window, num_sinks)
+    labels = set()
+    for i in range(n):
+        row = scores[..., i:i + 1, :].masked_fill(~sets, NEG_INF)  # (b, h, C, n)
+        outputs = torch.softmax(row, dim=-1) @ v64  # (b, h, C, d)
+        fits = torch.isclose(outputs, out64[..., i:i + 1, :], rtol=1e-3, atol=1e-4).all(-1)
+        fits = fits.flatten(0, -2).all(0)  # (C,)
+        right = set(allowed[i].nonzero().flatten().tolist())
+        found = [set(sets[c].nonzero().flatten().tolist()) for c in fits.nonzero().flatten()]
+        if not found:
+            return None
+        if right in found:
+            continue
+        labels.add(row_mistake(found[0], right, i, window, num_sinks))
+    return labels.pop() if len(labels) == 1 else None
+
+
+def row_mistake(got: set[int], right: set[int], i: int, window: int, num_sinks: int) -> str | None:
+    """What a query that attended to ``got`` instead of ``right`` got wrong."""
+    future = {j for j in got if j > i}
+    if future:
+        if all(j < num_sinks for j in future) and got - future == right:
+            return "sinks-ignore-causality"
+        return "window-not-causal"
+    missing, extra = right - got, got - right
+    if not extra and missing and all(j < num_sinks and i - j >= window for j in missing):
+        return "sinks-dropped"
+    if (not missing and extra == {i - window}) or (not extra and missing == {i - window + 1}):
+        return "window-off-by-one"
+    return "unknown"
 
 
 def inverted_mask_matcher(q, k, v, window: int, num_sinks: int):

@@ -222,3 +222,15 @@ MUTANTS = [
         ],
     ),
 ]
+MUTANTS += [
+    Mutant(
+        'window-not-causal',
+        variant='block_mask_not_causal',
+        base='query_blocks_sdpa',
+        why='the block mask has no j <= i term: inside its block, a query sees the later keys.',
+        edits=[
+            ('        may = (kj <= qi) & ((qi - kj < window) | (kj < num_sinks))',
+             '        may = (qi - kj < window) | (kj < num_sinks)'),
+        ],
+    ),
+]
