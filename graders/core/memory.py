@@ -53,6 +53,7 @@ class KeptStorage:
     path: str  # how the object reaches it, e.g. "self.keys[0]"
     shape: tuple[int, ...]  # the shape of the (first) tensor seen on this storage
     elements: int  # the storage's size in elements of that tensor's dtype
+    floating: bool  # whether that tensor holds floating-point (or complex) numbers
 
 
 def kept_storages(obj: Any, name: str = "self", max_depth: int = 6) -> list[KeptStorage]:
@@ -66,7 +67,8 @@ def kept_storages(obj: Any, name: str = "self", max_depth: int = 6) -> list[Kept
             key = (str(value.device), storage.data_ptr())
             if storage.nbytes() and key not in storages:
                 storages[key] = KeptStorage(path, tuple(value.shape),
-                                            storage.nbytes() // value.element_size())
+                                            storage.nbytes() // value.element_size(),
+                                            value.is_floating_point() or value.is_complex())
             return
         if depth > max_depth or id(value) in seen_objects or isinstance(value, NOT_WALKED):
             return
