@@ -347,8 +347,9 @@ def cache_mistake(history: list[tuple[int, list[int] | None]], window: int,
     explaining = [slug for slug, (always, once) in hypotheses.items()
                   if all(always(got, want) for _p, got, want in right)
                   and any(once(got, want) for _p, got, want in right)]
+    wrong_somewhere = any(got != want for _p, got, want in right)
     for other in (window + 1, window - 1):  # a rule kept consistently: window-off-by-one
-        if other >= 1 and all(sorted(got) == expected_positions(p, other, num_sinks)
+        if other >= 1 and wrong_somewhere and all(sorted(got) == expected_positions(p, other, num_sinks)
                               and len(set(got)) == len(got) for p, got in history):
             explaining = ["window-off-by-one"]
     return explaining[0] if len(explaining) == 1 else None
