@@ -129,7 +129,8 @@ def attention_suspects(q: Tensor, k: Tensor, v: Tensor, window: int,
     return suspects
 
 
-ROW_SLUGS = ("window-off-by-one", "window-not-causal", "sinks-dropped", "sinks-ignore-causality")
+ROW_SLUGS = ("window-off-by-one", "window-not-causal", "sinks-dropped", "sinks-ignore-causality",
+             "mask-inverted")
 
 
 class HashableTensor:
@@ -164,17 +165,30 @@ def key_set_mistake(got: HashableTensor, q, k, v, window: int, num_sinks: int) -
     allowed = allowed_pairs(n, window, num_sinks)
     labels = set()
     for i in range(n):
-        row = scores[..., i:i + 1, :].masked_fill(~sets, NEG_INF)  # (b, h, C, n)
+        # The ranges, and each range less the keys query i may see (the mask read inverted).
+        inverted = sets & ~allowed[i]
+        row_sets = torch.cat([sets, inverted[inverted.any(-1)]])
+        row = scores[..., i:i + 1, :].masked_fill(~row_sets, NEG_INF)  # (b, h, C, n)
         outputs = torch.softmax(row, dim=-1) @ v64  # (b, h, C, d)
         fits = torch.isclose(outputs, out64[..., i:i + 1, :], rtol=1e-3, atol=1e-4).all(-1)
         fits = fits.flatten(0, -2).all(0)  # (C,)
         right = set(allowed[i].nonzero().flatten().tolist())
-        found = [set(sets[c].nonzero().flatten().tolist()) for c in fits.nonzero().flatten()]
-        if not found:
-            return None
-        if right in found:
+        found = [(c >= len(sets), set(row_sets[c].nonzero().flatten().tolist()))
+                 for c in fits.nonzero().flatten().tolist()]
+        if any(keys_ == right for _inv, keys_ in found):
             continue
-        labels.add(row_mistake(found[0], right, i, window, num_sinks))
+        if not found:
+            # An inverted mask leaves some queries no key at all: NaN or zeros there.
+            empty = out64[..., i, :]
+            if bool(torch.isnan(empty).all() or (empty == 0).all()):
+                labels.add("no-key")
+                continue
+            return None
+        if any(is_inverted for is_inverted, _keys in found):  # only keys it must not see
+            labels.add("mask-inverted")
+        else:
+            labels.add(row_mistake(found[0][1], right, i, window, num_sinks))
+    labels.discard("no-key") if "mask-inverted" in labels else None
     return labels.pop() if len(labels) == 1 else None
 
 

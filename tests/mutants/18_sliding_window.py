@@ -234,3 +234,16 @@ MUTANTS += [
         ],
     ),
 ]
+MUTANTS += [
+    Mutant(
+        'mask-inverted',
+        variant='project_mask_to_sdpa',
+        base='query_blocks_sdpa',
+        why="the block's mask is built the project's way (True = blocked) and handed to SDPA, "
+            'whose True means may attend.',
+        edits=[
+            ('        may = (kj <= qi) & ((qi - kj < window) | (kj < num_sinks))  # SDPA: True = may attend',
+             '        may = ~((kj <= qi) & ((qi - kj < window) | (kj < num_sinks)))'),
+        ],
+    ),
+]
