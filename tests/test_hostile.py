@@ -58,6 +58,7 @@ TARGETS = {
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
     "17_beam_search": Target(None, "beam_search", returns_hypotheses=True),
+    "18_sliding_window": Target(None, "sliding_window_attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,

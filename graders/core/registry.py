@@ -41,6 +41,7 @@ KATA_MODULES = (
     "gqa",                  # 13
     "flash_attention",      # 14
     "beam_search",          # 17
+    "sliding_window",       # 18
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
