@@ -421,4 +421,65 @@ _ENTRIES = (
             "q @ k_block.transpose(-2, -1) per block."),
 )
 
+# --- sampling (16): moved into graders/sampling/meta.py by the layout step ---
+_ENTRIES += (
+    Mistake("temperature-after-softmax",
+            "The temperature divided the probabilities after the softmax instead of the "
+            "logits: renormalising (or torch.multinomial) cancels the division, so T has no "
+            "effect.",
+            "Divide the logits before the softmax: softmax(logits / T). T < 1 sharpens the "
+            "distribution, T > 1 flattens it."),
+    Mistake("temperature-multiplied",
+            "The logits were multiplied by the temperature instead of divided: T = 2 "
+            "sharpened the distribution where it should flatten it.",
+            "logits / temperature (or logits * (1 / temperature))."),
+    Mistake("top-k-off-by-one",
+            "top-k kept k + 1 or k - 1 tokens: the threshold is the k-th largest logit, "
+            "itself kept.",
+            "kth = torch.topk(logits, k, dim=-1).values[..., -1:] (shape (..., 1)); keep "
+            "logits >= kth."),
+    Mistake("top-p-drops-crossing-token",
+            "top-p kept only the tokens whose cumulative probability, themselves included, "
+            "stays below p: the token that carries the mass across p was dropped (and a "
+            "single token above p left nothing at all).",
+            "Compare the mass *before* each token with p: remove where cumsum - probs >= p, "
+            "so the most probable token is always kept."),
+    Mistake("top-p-unsorted",
+            "top-p summed the probabilities in vocabulary order: the nucleus is the most "
+            "probable tokens, so sort by decreasing probability first.",
+            "probs.sort(dim=-1, descending=True), decide in sorted order, then scatter the "
+            "decision back to vocabulary order with the sort's indices."),
+    Mistake("top-p-on-logits",
+            "top-p summed the logits (or unnormalised exp(logits)) instead of the "
+            "probabilities: p is a probability mass, so the cumulative sum must run over "
+            "softmax(logits).",
+            "probs = torch.softmax(logits, dim=-1) before sorting and summing."),
+    Mistake("filtered-set-to-zero",
+            "Removed tokens were set to 0 instead of -inf: a logit of 0 still has "
+            "probability exp(0) / Z > 0, so removed tokens are still drawn.",
+            "logits.masked_fill(remove, float('-inf')): exp(-inf) = 0."),
+    Mistake("filter-order",
+            "The steps ran in the wrong order: the pipeline is temperature, then top-k, "
+            "then top-p on the tempered, top-k-filtered logits (Hugging Face's order). "
+            "Top-p before top-k, or the filters before the temperature, keep different "
+            "tokens.",
+            "logits = apply_temperature(logits, T); then top_k_filter; then top_p_filter on "
+            "that result; then softmax and one draw."),
+    Mistake("sampling-ignores-generator",
+            "The draws did not come from the generator given: they used (or also moved) "
+            "the global RNG, so the same generator state does not reproduce them.",
+            "Pass generator=generator to every random call (torch.multinomial(probs, 1, "
+            "generator=g), torch.rand(..., generator=g)); no *_like random helpers, which "
+            "take no generator."),
+    Mistake("greedy-temperature-zero-missing",
+            "temperature 0 was divided by instead of meaning greedy decoding: logits / 0 "
+            "gives inf and NaN probabilities, or an error.",
+            "if temperature == 0: return logits.argmax(dim=-1), before any division."),
+    Mistake("input-modified-in-place",
+            "The caller's logits were modified in place (logits /= T, masked_fill_, an "
+            "in-place sort): the caller may still need them, e.g. for the next step or a "
+            "second sample.",
+            "Build new tensors: logits / T, logits.masked_fill(remove, float('-inf'))."),
+)
+
 MISTAKES: dict[str, Mistake] = {m.slug: m for m in _ENTRIES}

@@ -36,6 +36,7 @@ ATTENTION_BUILTINS = (
 TRACKS = {
     "foundations": "Foundations",
     "models": "Full models and modern inference",
+    "llm": "Decoder-only LLMs",
 }
 
 ENCODER_BUILTINS = (
@@ -641,6 +642,51 @@ KATAS: tuple[Kata, ...] = (
             "alpha = torch.exp(m - m_new)                         # (b, h, n, 1): old terms to m_new\n"
             "l = alpha * l + torch.exp(s - m_new).sum(-1, keepdim=True)\n"
             "acc = alpha * acc + torch.exp(s - m_new) @ v_block   # (b, h, n, d)",
+        ),
+    ),
+)
+
+# --- kata 16 (third track): moved into graders/sampling/meta.py by the layout step ---
+KATAS += (
+    Kata(
+        id="16",
+        name="16_sampling",
+        file="sampling.py",
+        title="Sampling: temperature, top-k and top-p",
+        track="llm",
+        difficulty="medium",
+        target_minutes=25,
+        prerequisites=("01",),
+        mistakes=(
+            "temperature-after-softmax",
+            "temperature-multiplied",
+            "top-k-off-by-one",
+            "top-p-drops-crossing-token",
+            "top-p-unsorted",
+            "top-p-on-logits",
+            "filtered-set-to-zero",
+            "filter-order",
+            "sampling-ignores-generator",
+            "greedy-temperature-zero-missing",
+            "input-modified-in-place",
+        ),
+        forbidden=(),
+        hints=(
+            "Write the three filters first, each on its own: what does each keep, and what "
+            "does a removed token become so that the softmax gives it probability exactly 0? "
+            "Then sample is a pipeline: where does the temperature act, and in which order "
+            "do the filters run?",
+            "Temperature divides the logits, before any softmax (dividing probabilities "
+            "is undone by renormalising), and 0 is the limit: the argmax, no draw. Top-k "
+            "keeps the logits >= the row's k-th largest (torch.topk). Top-p sorts the "
+            "probabilities in decreasing order and keeps a token while the mass of the "
+            "tokens *before* it is still < p, so the token that crosses p stays; the "
+            "decision made in sorted order must go back to vocabulary order. Removed "
+            "entries become -inf with masked_fill (never in place), and every random "
+            "number comes from the generator.",
+            "probs_sorted, order = logits.softmax(-1).sort(dim=-1, descending=True)   # (..., V)\n"
+            "remove_sorted = probs_sorted.cumsum(-1) - probs_sorted >= p   # mass *before* each token\n"
+            "remove = remove_sorted.scatter(-1, order, remove_sorted)      # back to vocabulary order",
         ),
     ),
 )
