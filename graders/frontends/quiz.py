@@ -930,3 +930,85 @@ def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
     print("\n" + (_("{score}/{total} correct: well done", **score) if result.all_correct
                   else _("{score}/{total} correct", **score)))
     return result
+
+
+# --- kata 16 (third track): moved into graders/sampling/meta.py by the layout step ---
+
+def softmax(logits: list[float]) -> list[float]:
+    """The softmax of a list of numbers, in plain Python (the quiz imports no torch)."""
+    top = max(logits)
+    weights = [math.exp(x - top) for x in logits]
+    return [w / sum(weights) for w in weights]
+
+
+def top_p_count(probs: list[float], p: float) -> int:
+    """How many tokens top-p keeps: those whose more probable tokens carry < p in all."""
+    ranked = sorted(probs, reverse=True)
+    return sum(sum(ranked[:i]) < p for i in range(len(ranked)))
+
+
+def min_p_count(probs: list[float], min_p: float) -> int:
+    """How many tokens min-p keeps: those at least min_p times the most probable one."""
+    return sum(q >= min_p * max(probs) for q in probs)
+
+
+SAMPLING_EXAMPLE = [2.0, 1.0, 0.0, -1.0]
+MIN_P_EXAMPLE = [0.5, 0.2, 0.1, 0.06, 0.04, 0.04, 0.03, 0.03]
+
+QUIZZES["16_sampling"] = (
+    Question(
+        "The logits are [2, 1, 0, -1] (probabilities 0.644, 0.237, 0.087, 0.032). How many "
+        "tokens does top-p with p = 0.7 keep?",
+        top_p_count(softmax(SAMPLING_EXAMPLE), 0.7), INTEGER,
+        "Token 0 is always kept. Token 1 is kept because the tokens before it carry 0.644 < "
+        "0.7; token 2 is not, since 0.644 + 0.237 = 0.881 >= 0.7. So 2 tokens: token 1 is "
+        "the one that carries the total across p. Dropping it (keeping only tokens whose "
+        "running total *including* themselves stays below p) would keep token 0 alone, and "
+        "at p = 0.6 nothing at all."),
+    Question(
+        "With the same logits and temperature 0.5, what is the probability of token 0 "
+        "(3 decimals)?",
+        softmax([x / 0.5 for x in SAMPLING_EXAMPLE])[0], NUMBER,
+        "softmax([4, 2, 0, -2])[0] = 1 / (1 + e⁻² + e⁻⁴ + e⁻⁶) ≈ 0.865, up from 0.644 at "
+        "T = 1. Dividing by T < 1 stretches the gaps between logits, so the leader takes "
+        "more of the mass; T > 1 shrinks them towards the uniform distribution.",
+        rel_tolerance=0.005),
+    Question(
+        "Why does sample() treat temperature 0 as greedy decoding (the argmax)?",
+        "B", CHOICE,
+        "As T → 0⁺, softmax(logits / T) puts all its mass on the largest logit: every "
+        "other token's weight exp((l_i − l_max) / T) goes to 0. T = 0 itself would divide "
+        "by zero (inf − inf = NaN in the softmax), so the limit is implemented directly as "
+        "the argmax, with no draw and no randomness.",
+        choices=("it is a convention with no mathematical meaning",
+                 "softmax(logits / T) tends to a one-hot on the argmax as T → 0",
+                 "logits / 0 is 0, so every token ties and the first one wins",
+                 "the softmax of logits / 0 is uniform")),
+    Question(
+        "A flat distribution: 1000 tokens, each with probability 0.001. How many tokens "
+        "does top-p with p = 0.9 keep (top-k with k = 50 keeps 50)?",
+        900, INTEGER,
+        "Token i (in any order, they are equal) is kept while the tokens before it carry "
+        "i / 1000 < 0.9: tokens 0 to 899, 900 in all. On a flat distribution top-p keeps "
+        "many tokens, because the model really is unsure; top-k cuts at 50 whatever the "
+        "shape."),
+    Question(
+        "A peaked distribution: the top token has probability 0.95, the other 999 share "
+        "0.05. How many tokens do top-k (k = 50) and top-p (p = 0.9) keep?",
+        "A", CHOICE,
+        "Top-p keeps the top token alone (0.95 already reaches 0.9), while top-k keeps 50, "
+        "49 of which share only 0.05: on a confident step top-k still samples the tail. "
+        "This is why top-p (nucleus sampling, Holtzman et al., 2020) adapts to the model's "
+        "confidence and top-k does not; servers often use both, top-k as a cheap cap.",
+        choices=("top-k 50, top-p 1", "top-k 50, top-p 900", "top-k 1, top-p 1",
+                 "top-k 50, top-p 50")),
+    Question(
+        "min-p sampling keeps the tokens whose probability is at least min_p times the top "
+        "token's. With min_p = 0.1 and probabilities [0.5, 0.2, 0.1, 0.06, 0.04, 0.04, "
+        "0.03, 0.03], how many tokens are kept?",
+        min_p_count(MIN_P_EXAMPLE, 0.1), INTEGER,
+        "The threshold is 0.1 × 0.5 = 0.05, so 0.5, 0.2, 0.1 and 0.06 stay: 4 tokens. The "
+        "cut scales with the model's confidence — a top token of 0.9 sets it at 0.09, one "
+        "of 0.1 at 0.01 — which keeps high temperatures coherent: the tail that temperature "
+        "flattens is cut relative to the leader, not by a fixed mass."),
+)
