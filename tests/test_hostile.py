@@ -56,6 +56,7 @@ TARGETS = {
     "12_rope": Target(None, "apply_rope"),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
+    "16_sampling": Target(None, "apply_temperature"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -141,6 +142,8 @@ NOT_APPLICABLE = {
     ("05_positional_encoding", "forbidden-builtin"): "the kata forbids nothing",
     ("07_flops", "forbidden-builtin"): "the kata forbids nothing",
     ("12_rope", "forbidden-builtin"): "the kata forbids nothing",
+    ("16_sampling", "forbidden-builtin"): "the kata forbids nothing",
+    ("16_sampling", "detaches-output"): "gradients are not graded",
 }
 
 HELPERS = '''

@@ -282,7 +282,8 @@ def track_title(key: str) -> str:
     """A track's title (registry.TRACKS) in the learner's language."""
     title = registry.TRACKS.get(key, key)
     translated = {"Foundations": _("Foundations"),
-                  "Full models and modern inference": _("Full models and modern inference")}
+                  "Full models and modern inference": _("Full models and modern inference"),
+                  "Decoder-only LLMs": _("Decoder-only LLMs")}
     return translated.get(title, title)
 
 
