@@ -370,7 +370,8 @@ def test_lesson_16_sampling_quiz_numbers_by_running_the_reference():
     flat = torch.zeros(1000, dtype=torch.float64)
     assert int(torch.isfinite(reference.top_p_filter(flat, 0.9 - 1e-9)).sum()) == 900
     # 5: peaked, 0.95 and 999 tokens sharing 0.05
-    peaked = torch.cat([torch.tensor([0.95]), torch.full((999,), 0.05 / 999)]).double().log()
+    tail = torch.linspace(1, 2, 999, dtype=torch.float64)  # distinct: top-k keeps ties
+    peaked = torch.cat([torch.tensor([0.95], dtype=torch.float64), 0.05 * tail / tail.sum()]).log()
     assert int(torch.isfinite(reference.top_k_filter(peaked, 50)).sum()) == 50
     assert int(torch.isfinite(reference.top_p_filter(peaked, 0.9)).sum()) == 1
     assert questions[4].choices[ord(key[5]) - ord("A")] == "top-k 50, top-p 1"
