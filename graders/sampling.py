@@ -27,8 +27,8 @@ least 25 its tail is close to the limit's. Checked by simulation (200,000 correc
 20,000 of each distribution check below, draws by torch.multinomial binned as here): the
 statistic exceeded the nominal 1e-2, 1e-3 and 1e-4 quantiles in 1.01e-2, 0.99e-3 and
 0.85e-4 of the runs, and the 1e-5 quantile in 4 runs of 200,000 (2 expected). The nominal
-per-check probability is 1e-10 and a run holds 10 such checks: 1e-9 per run, and below
-1e-7 even if the real far tail were 100 times heavier than the limit's. The verdict of one
+per-check probability is 1e-10 and a run holds at most 12 such checks: about 1e-9 per run,
+and about 1e-7 even if the real far tail were 100 times heavier than the limit's. The verdict of one
 sampler is deterministic: the generators are seeded. Power costs nothing at this size: at
 the check that first sees it, every catalogued mistake's expected statistic (draws times
 the chi-square divergence of its distribution from the right one) is 600 or more, often
