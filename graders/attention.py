@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.core.implementation import Implementation
 from graders.core.inputs import (
@@ -30,7 +31,7 @@ from graders.core.inputs import (
 )
 from graders.core.mistakes import Suspect
 from graders.core.reference import NEG_INF, additive_mask, attend
-from graders.core.report import describe_inputs
+from graders.core.report import describe_inputs, title
 
 __all__ = [
     "test_attention_without_mask",
@@ -97,9 +98,9 @@ def run_attention(impl: Implementation, query, key, value, mask=None):
 def check_attention(impl: Implementation, query, key, value, mask=None) -> None:
     """Output against PyTorch's, weights against the reference, mistakes named."""
     output, weights, on = run_attention(impl, query, key, value, mask)
-    expect_close(output, pytorch_attention(query, key, value, mask), "the output", on,
+    expect_close(output, pytorch_attention(query, key, value, mask), _("the output"), on,
                  attention_suspects(query, key, value, mask, 0))
-    expect_close(weights, attend(query, key, value, mask)[1], "the attention weights", on,
+    expect_close(weights, attend(query, key, value, mask)[1], _("the attention weights"), on,
                  attention_suspects(query, key, value, mask, 1))
 
 
@@ -110,6 +111,7 @@ def qkv(lead: tuple[int, ...], n: int, m: int, d_k: int, d_v: int, seed: int,
             randn(*lead, m, d_v, seed=seed + 2, dtype=dtype, device=device))
 
 
+@title(N_("attention without a mask"))
 @pytest.mark.core
 def test_attention_without_mask(impl):
     """(b, n, d), (b, h, n, d) and unbatched (n, d) inputs; n != m, d_k != d_v."""
@@ -117,6 +119,7 @@ def test_attention_without_mask(impl):
         check_attention(impl, *qkv(lead, n, m, d_k, d_v, seed=10 + n))
 
 
+@title(N_("attention with a bool mask"))
 @pytest.mark.core
 def test_attention_bool_mask(impl):
     """True = blocked. A mask per batch element, one shared (n, m), one broadcast over heads."""
@@ -127,6 +130,7 @@ def test_attention_bool_mask(impl):
     check_attention(impl, q, k, v, bool_mask(2, 1, 5, 4, seed=24))
 
 
+@title(N_("attention with a float mask"))
 @pytest.mark.core
 def test_attention_float_mask(impl):
     """A float mask is added to the logits (values and -inf)."""
@@ -144,6 +148,7 @@ def attention_case(rng):
     return lead, n, m, d_k, d_v, mask_kind, mask_lead, rng.randint(0, 10_000)
 
 
+@title(N_("attention on random shapes and masks"))
 @pytest.mark.core
 def test_attention_random_shapes(impl):
     """Random shapes and masks, drawn from a fixed seed (the same cases every run)."""
@@ -156,6 +161,7 @@ def test_attention_random_shapes(impl):
         check_attention(impl, *qkv(lead, n, m, d_k, d_v, seed=seed), mask)
 
 
+@title(N_("attention in float64"))
 @pytest.mark.followup
 def test_attention_float64(impl):
     """float64 in, float64 out, at float64 precision."""
@@ -163,6 +169,7 @@ def test_attention_float64(impl):
     check_attention(impl, q, k, v, bool_mask(2, 4, 6, seed=41))
 
 
+@title(N_("gradients of the inputs"))
 @pytest.mark.followup
 def test_attention_gradients(impl):
     """Gradients of query, key and value (through output and weights) equal PyTorch's."""
@@ -170,16 +177,16 @@ def test_attention_gradients(impl):
     mask = bool_mask(2, 1, 4, 6, seed=51)
     q, k, v = leaf_copies(*base)
     output, weights, on = run_attention(impl, q, k, v, mask)
-    expect_close(output, pytorch_attention(*base, mask), "the output", on,
+    expect_close(output, pytorch_attention(*base, mask), _("the output"), on,
                  attention_suspects(*base, mask, 0))
-    expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
+    expect_tracks_grad({_("the output"): output, _("the weights"): weights}, _("backward"), on)
     got = grads_of(weighted_sum([output, weights], seed=52), {"query": q, "key": k, "value": v},
                    on=on)
     rq, rk, rv = leaf_copies(*base)
     ref_out = pytorch_attention(rq, rk, rv, mask)
     ref_w = attend(rq, rk, rv, mask)[1]
     expected = grads_of(weighted_sum([ref_out, ref_w], seed=52), {"query": rq, "key": rk, "value": rv})
-    expect_grads_close(got, expected, "backward through output and weights", on)
+    expect_grads_close(got, expected, _("backward through output and weights"), on)
 
 
 def fully_masked_case(seed: int):
@@ -225,19 +232,21 @@ def as_float_mask(mask: Tensor, seed: int) -> Tensor:
     return randn(*mask.shape, seed=seed).masked_fill(mask, NEG_INF)
 
 
+@title(N_("fully masked rows give zeros (not NaN)"))
 @pytest.mark.followup
 def test_attention_fully_masked_rows(impl):
     """A query whose keys are all blocked gets zero weights and a zero output, not NaN."""
     q, k, v, mask, rows = fully_masked_case(seed=60)
     output, weights, on = run_attention(impl, q, k, v, mask)
-    on += "; queries (0, 1) and (1, 3) fully masked"
+    on += _("; queries (0, 1) and (1, 3) fully masked")
     expected_out, expected_w = attend(q, k, v, mask)
-    expect_close(weights, expected_w, "the attention weights", on,
+    expect_close(weights, expected_w, _("the attention weights"), on,
                  fully_masked_suspects(rows, lambda **s: attend(q, k, v, mask, **s)[1]))
-    expect_close(output, expected_out, "the output", on,
+    expect_close(output, expected_out, _("the output"), on,
                  fully_masked_suspects(rows, lambda **s: attend(q, k, v, mask, **s)[0]))
 
 
+@title(N_("finite gradients through fully masked rows"))
 @pytest.mark.followup
 def test_attention_fully_masked_gradients(impl):
     """Backward through fully masked rows gives finite gradients (those rows contribute
@@ -246,22 +255,23 @@ def test_attention_fully_masked_gradients(impl):
     for mask in (bool_blocked, as_float_mask(bool_blocked, seed=69)):
         q, k, v = leaf_copies(base_q, base_k, base_v)
         output, weights, on = run_attention(impl, q, k, v, mask)
-        on += "; queries (0, 1) and (1, 3) fully masked"
+        on += _("; queries (0, 1) and (1, 3) fully masked")
         rq, rk, rv = leaf_copies(base_q, base_k, base_v)
         ref_out, ref_w = attend(rq, rk, rv, mask)
-        for got, ref, what, index in ((weights, ref_w, "the attention weights", 1),
-                                      (output, ref_out, "the output", 0)):
+        for got, ref, what, index in ((weights, ref_w, _("the attention weights"), 1),
+                                      (output, ref_out, _("the output"), 0)):
             expect_close(got, ref.detach(), what, on, fully_masked_suspects(
                 rows, lambda index=index, **s: attend(base_q, base_k, base_v, mask, **s)[index]))
-        expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
+        expect_tracks_grad({_("the output"): output, _("the weights"): weights}, _("backward"), on)
         got = grads_of(weighted_sum([output, weights], seed=66),
                        {"query": q, "key": k, "value": v}, on=on)
         expected = grads_of(weighted_sum([ref_out, ref_w], seed=66),
                             {"query": rq, "key": rk, "value": rv})
-        expect_grads_close(got, expected, "backward through fully masked rows", on,
+        expect_grads_close(got, expected, _("backward through fully masked rows"), on,
                            [Suspect("nan-on-fully-masked", matches=has_nan)])
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_attention_half_precision_on_cuda(impl):
@@ -300,10 +310,10 @@ def build_single_head(impl: Implementation, twin: nn.MultiheadAttention,
     d, bias, batch_first = twin.embed_dim, twin.in_proj_bias is not None, twin.batch_first
     what = f"SingleHeadAttention({d}, bias={bias}, batch_first={batch_first})"
     cls = impl.attr("SingleHeadAttention")
-    module = impl.call(cls, d, bias=bias, batch_first=batch_first, what=what, on="construction")
+    module = impl.call(cls, d, bias=bias, batch_first=batch_first, what=what, on=_("construction"))
     module = module.to(twin.in_proj_weight.dtype)
     impl.call(module.load_state_dict, state, what=f"{what}.load_state_dict",
-              on="the submodules q_proj, k_proj, v_proj, out_proj")
+              on=_("the submodules q_proj, k_proj, v_proj, out_proj"))
     return module
 
 
@@ -366,14 +376,14 @@ def check_single_head(impl, *, d=8, n=5, m=7, b=3, bias=True, batch_first=False,
     output, weights = expect_tuple(result, 2, "SingleHeadAttention.forward", on, "output, weights")
     rq, rk, rv = leaf_copies(*base)
     ref_out, ref_w = twin(rq, rk, rv, attn_mask=mask, need_weights=True)
-    expect_close(output, ref_out, "the output", on,
+    expect_close(output, ref_out, _("the output"), on,
                  single_head_suspects(state, *base, mask, batch_first, 0))
-    expect_close(weights, ref_w, "the attention weights (batch, n, m)", on,
+    expect_close(weights, ref_w, _("the attention weights (batch, n, m)"), on,
                  single_head_suspects(state, *base, mask, batch_first, 1))
     if not check_grads:
         return
     params = dict(module.named_parameters())
-    expect_tracks_grad({"the output": output, "the weights": weights}, "backward", on)
+    expect_tracks_grad({_("the output"): output, _("the weights"): weights}, _("backward"), on)
     got = grads_of(weighted_sum([output, weights], seed=seed + 4),
                    {"query": q, "key": k, "value": v, **params}, on=on)
     ref_grads = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 4),
@@ -386,15 +396,17 @@ def check_single_head(impl, *, d=8, n=5, m=7, b=3, bias=True, batch_first=False,
     if bias:
         for name, g in zip(("q_proj", "k_proj", "v_proj"), ref_grads["in_proj_bias"].chunk(3)):
             expected[f"{name}.bias"] = g
-    expect_grads_close(got, expected, "backward through output and weights", on)
+    expect_grads_close(got, expected, _("backward through output and weights"), on)
 
 
+@title(N_("single head against nn.MultiheadAttention"))
 @pytest.mark.core
 def test_single_head_matches_pytorch(impl):
     """(seq, batch, d) inputs, query length != key length, against nn.MultiheadAttention(d, 1)."""
     check_single_head(impl, seed=100)
 
 
+@title(N_("single head: batch_first and no bias"))
 @pytest.mark.followup
 def test_single_head_batch_first_and_no_bias(impl):
     """batch_first=True takes (batch, seq, d); bias=False has no biases at all."""
@@ -403,6 +415,7 @@ def test_single_head_batch_first_and_no_bias(impl):
     check_single_head(impl, bias=False, batch_first=True, dtype=torch.float64, seed=130)
 
 
+@title(N_("single head with masks"))
 @pytest.mark.followup
 def test_single_head_masks(impl):
     """attn_mask (n, m) float and (batch, n, m) bool, differing per batch element."""
@@ -410,18 +423,20 @@ def test_single_head_masks(impl):
     check_single_head(impl, mask=bool_mask(3, 5, 7, seed=150), seed=151)
 
 
+@title(N_("single head: gradients of inputs and weights"))
 @pytest.mark.followup
 def test_single_head_gradients(impl):
     """Gradients of the inputs and of every projection's weight and bias equal PyTorch's."""
     check_single_head(impl, mask=bool_mask(3, 5, 7, seed=160), seed=161, check_grads=True)
 
 
+@title(N_("single head: fully masked rows"))
 @pytest.mark.followup
 def test_single_head_fully_masked_rows(impl):
     """A query whose keys are all blocked: zero weights, and an output that is what out_proj
     makes of a zero context (its bias), with a bool and with a float mask."""
     d, b = 8, 2
-    _, _, _, blocked, rows = fully_masked_case(seed=170)  # (b, n, m) = (2, 4, 6)
+    blocked, rows = fully_masked_case(seed=170)[3:]  # (b, n, m) = (2, 4, 6)
     n, m = blocked.shape[-2:]
     for mask, batch_first in ((blocked, False), (as_float_mask(blocked, seed=171), True)):
         twin = pytorch_twin(d, True, batch_first, seed=172)
@@ -431,7 +446,7 @@ def test_single_head_fully_masked_rows(impl):
         q, k, v = (randn(*shape(length), seed=173 + i)
                    for i, length in enumerate((n, m, m)))
         on = describe_inputs(query=q, key=k, value=v, attn_mask=mask) + \
-            f" (batch_first={batch_first}); queries (0, 1) and (1, 3) fully masked"
+            f" (batch_first={batch_first})" + _("; queries (0, 1) and (1, 3) fully masked")
         result = impl.call(module, q, k, v, attn_mask=mask, what="SingleHeadAttention.forward",
                            on=on)
         output, weights = expect_tuple(result, 2, "SingleHeadAttention.forward", on,
@@ -441,7 +456,7 @@ def test_single_head_fully_masked_rows(impl):
             return single_head_reference(state, q, k, v, mask, batch_first, **switches)[index]
 
         out_rows = rows if batch_first else rows.transpose(0, 1)
-        expect_close(weights, reproduce(1), "the attention weights (batch, n, m)", on,
+        expect_close(weights, reproduce(1), _("the attention weights (batch, n, m)"), on,
                      fully_masked_suspects(rows, lambda **s: reproduce(1, **s)))
-        expect_close(output, reproduce(0), "the output (out_proj's bias on fully masked rows)",
+        expect_close(output, reproduce(0), _("the output (out_proj's bias on fully masked rows)"),
                      on, fully_masked_suspects(out_rows, lambda **s: reproduce(0, **s)))

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     MISTAKE_SLACK,
     StateDictDiff,
@@ -39,6 +40,7 @@ from graders.core.compare import (
     expect_tensor,
     tolerance,
 )
+from graders.core.i18n import _
 from graders.core.implementation import Implementation
 from graders.core.inputs import (
     bool_mask,
@@ -57,6 +59,7 @@ from graders.core.report import (
     describe_inputs,
     describe_value,
     mistake_lines,
+    title,
     verdict,
 )
 from graders.encoder_layer import (
@@ -467,22 +470,23 @@ def make_inputs(args: LayerArgs, n: int, m: int, b: int, spec: MaskSpec, seed: i
     if spec.tgt in ("causal", "causal-bool"):
         mask = causal(n, dtype, device)
         masks["tgt_mask"] = mask if spec.tgt == "causal" else torch.isinf(mask)
-        notes.append(f"causal tgt_mask ({'float' if spec.tgt == 'causal' else 'bool'})")
+        notes.append(_("causal tgt_mask ({dtype})",
+                       dtype="float" if spec.tgt == "causal" else "bool"))
     elif spec.tgt is not None:
         masks["tgt_mask"] = attn_mask(spec.tgt, n, n, seed + 10, dtype, device)
-        notes.append(f"random {spec.tgt} tgt_mask")
+        notes.append(_("random {kind} tgt_mask", kind=spec.tgt))
     if spec.memory is not None:
         masks["memory_mask"] = attn_mask(spec.memory, n, m, seed + 11, dtype, device)
-        notes.append(f"random {spec.memory} memory_mask")
+        notes.append(_("random {kind} memory_mask", kind=spec.memory))
     if spec.tgt_padding:
         masks["tgt_key_padding_mask"] = holes(b, n, seed + 12, device)
     if spec.memory_padding:
         masks["memory_key_padding_mask"] = holes(b, m, seed + 13, device)
     if spec.tgt_padding or spec.memory_padding:
-        notes.append("padding with holes, different per batch element")
+        notes.append(_("padding with holes, different per batch element"))
     return Inputs(sequence(args, n, b, seed + 1, dtype, device),
                   sequence(args, m, b, seed + 2, dtype, device), masks,
-                  "; " + ", ".join(notes) if notes else "")
+                  "; " + _(", ").join(notes) if notes else "")
 
 
 def attn_mask(kind: str, n: int, m: int, seed: int, dtype, device) -> Tensor:
@@ -502,8 +506,8 @@ def describe(inputs: Inputs, args: LayerArgs, extra: str = "") -> str:
 
 # ------------------------------------------------------------------- learner's modules
 
-SUBMODULES = ("self_attn and multihead_attn (two nn.MultiheadAttention), linear1, dropout, "
-              "linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3")
+SUBMODULES = N_("self_attn and multihead_attn (two nn.MultiheadAttention), linear1, dropout, "
+                "linear2, norm1, norm2, norm3, dropout1, dropout2, dropout3")
 
 
 def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, what: str,
@@ -515,7 +519,7 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
     that happens apart: the output still depends on memory (one attention module used for
     both: shared-attention-weights) or it does not (cross-attention-missing).
     """
-    on = f"the state dict of {type(twin).__name__}"
+    on = _("the state dict of {module}", module=type(twin).__name__)
     theirs = impl.call(module.state_dict, what=f"{what}.state_dict", on=on)
     ours = twin.state_dict()
     diff = StateDictDiff.of(theirs, ours)
@@ -524,36 +528,74 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
         return
     details = diff.lines()
     slug = None
-    if (probe is not None and diff.missing and not diff.unexpected and not diff.resized
-            and all(".multihead_attn." in "." + k for k in diff.missing)):
-        slug = _probe_memory_use(impl, module, ours, probe)
-        if slug == "shared-attention-weights":
-            details.append("your layer has no multihead_attn, yet its output depends on memory: "
-                           "one attention module is doing both jobs")
-        elif slug == "cross-attention-missing":
-            details.append("your layer has no multihead_attn, and its output does not depend "
-                           "on memory at all")
-    details.append(f"name the submodules like PyTorch's: {SUBMODULES}")
-    raise verdict(f"loading PyTorch's weights into {what}", on, details, slug)
+    hidden = [name for name, value in vars(module).items() if isinstance(value, (list, tuple))
+              and any(isinstance(item, nn.Module) for item in value)]
+    if probe is not None and any(".multihead_attn." in "." + k for k in diff.missing):
+        only_cross = (not diff.unexpected and not diff.resized
+                      and all(".multihead_attn." in "." + k for k in diff.missing))
+        use = _probe_memory_use(impl, module, ours, probe)
+        if use == "none":
+            slug = "cross-attention-missing"
+            details.append(_("your layer has no multihead_attn, and its output does not "
+                             "depend on memory at all"))
+        elif use == "self_attn" and only_cross:
+            slug = "shared-attention-weights"
+            details.append(_("your layer has no multihead_attn, yet its output depends on "
+                             "memory: one attention module is doing both jobs"))
+        elif use == "unregistered" and not hidden:
+            details.append(_("your layer reads memory with weights that are not in its state "
+                             "dict: a module kept in a plain Python list or dict is not "
+                             "registered (state_dict(), parameters() and .to() miss it); make "
+                             "it an attribute, or use nn.ModuleList / nn.ModuleDict"))
+    if hidden and diff.missing:
+        details.append(_("{names}: a plain Python list holds modules there, which are not "
+                         "registered (state_dict(), parameters() and .to() miss them): use "
+                         "nn.ModuleList", names=", ".join(hidden)))
+    details.append(_("name the submodules like PyTorch's: {names}", names=_(SUBMODULES)))
+    raise verdict(_("loading PyTorch's weights into {module}", module=what), on, details, slug)
 
 
 def _probe_memory_use(impl: Implementation, module: nn.Module, state: dict[str, Tensor],
                       probe: Inputs) -> str | None:
-    """Load what fits and run the module on two different memories, under the guard
-    (None when that fails: the failure itself is not this check's verdict)."""
-    what, on = "TransformerDecoderLayer.forward", "a probe: does the output depend on memory?"
-    try:
-        impl.call(module.load_state_dict, state, strict=False, what="load_state_dict", on=on)
-        module.eval()
-        outs = [impl.call(module, probe.tgt, memory, what=what, on=on)
-                for memory in (probe.memory, probe.memory * -2.0 + 1.0)]
-    except GradingFailure:
+    """How the layer's output depends on memory, with what fits of ``state`` loaded: "none"
+    (it does not: the cross-attention is missing), "self_attn" (it does, and no longer
+    once self_attn's weights are zeroed: self_attn reads memory too), "unregistered" (it
+    still does: weights outside the state dict, e.g. a module kept in a plain list read
+    memory). Runs under the guard; None when that fails (the failure itself is not this
+    check's verdict)."""
+    what, on = "TransformerDecoderLayer.forward", _("a probe: does the output depend on memory?")
+    zeroed = {k: torch.zeros_like(v) if k.startswith("self_attn.") else v
+              for k, v in state.items()}
+
+    def reads_memory(weights: dict[str, Tensor]) -> bool | None:
+        try:
+            impl.call(module.load_state_dict, weights, strict=False, what="load_state_dict",
+                      on=on)
+            module.eval()
+            outs = []
+            for memory in (probe.memory, probe.memory * -2.0 + 1.0):
+                # The same random draws for both calls: a module that eval() does not reach
+                # (kept in a plain list) still drops out, alike on both.
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(0)
+                    outs.append(impl.call(module, probe.tgt, memory, what=what, on=on))
+        except GradingFailure:
+            return None
+        if not all(isinstance(out, Tensor) and out.is_floating_point()
+                   and bool(out.isfinite().all()) for out in outs) or outs[0].shape != outs[1].shape:
+            return None
+        return not torch.allclose(outs[0].detach(), outs[1].detach(), rtol=1e-5, atol=1e-6)
+
+    reads = reads_memory(state)
+    if reads is None:
         return None
-    if not all(isinstance(out, Tensor) and out.is_floating_point() and bool(out.isfinite().all())
-               for out in outs) or outs[0].shape != outs[1].shape:
+    if not reads:
+        return "none"
+    reads_without_self_attn = reads_memory(zeroed)
+    impl.call(module.load_state_dict, state, strict=False, what="load_state_dict", on=on)
+    if reads_without_self_attn is None:
         return None
-    same = torch.allclose(outs[0].detach(), outs[1].detach(), rtol=1e-5, atol=1e-6)
-    return "cross-attention-missing" if same else "shared-attention-weights"
+    return "unregistered" if reads_without_self_attn else "self_attn"
 
 
 def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
@@ -561,7 +603,7 @@ def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
     """The learner's layer, built with ``args``, in ``dtype`` on ``device``."""
     cls = impl.attr("TransformerDecoderLayer")
     layer = impl.call(cls, args.d_model, args.nhead, **args.kwargs(),
-                      what=args.call_text(), on="construction")
+                      what=args.call_text(), on=_("construction"))
     return expect_module(layer, args.call_text()).to(device=device, dtype=dtype)
 
 
@@ -611,7 +653,7 @@ def named_on_equal_lengths(failure: GradingFailure, impl: Implementation, module
         return failure
     probe = equal_inputs(inputs)
     try:
-        got = run(impl, module, what, probe.tgt, probe, args, "the same kind of input, m = n")
+        got = run(impl, module, what, probe.tgt, probe, args, _("the same kind of input, m = n"))
     except GradingFailure:
         return failure
     expected = twin_output(twin, probe.tgt, probe)
@@ -623,8 +665,8 @@ def named_on_equal_lengths(failure: GradingFailure, impl: Implementation, module
     if slug is None:
         return failure
     first, *rest = str(failure).splitlines()
-    note = (f"  with the memory as long as the target ({n}), your code runs, and gives "
-            "what this mistake gives")
+    note = "  " + _("with the memory as long as the target ({n}), your code runs, and gives "
+                    "what this mistake gives", n=n)
     return GradingFailure("\n".join([first, *mistake_lines(slug), *rest, note]), slug=slug)
 
 
@@ -666,16 +708,17 @@ def check_layer(impl: Implementation, args: LayerArgs, *, n: int = 5, m: int = 7
     expected = twin_output(twin, ref_tgt, inputs, ref_memory)
     suspects = layer_suspects(state, inputs, args)
     suspects.append(differs_on_rerun(lambda: run(impl, layer, what, inputs.tgt, inputs, args, on)))
-    expect_close(out, expected, "the output", on, suspects, slack=slack)
+    expect_close(out, expected, _("the output"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through TransformerDecoderLayer"
+    check = _("backward through {module}", module="TransformerDecoderLayer")
     got = learner_grads(out, {"tgt": tgt, "memory": memory, **matched_params(layer, twin)},
                         seed + 3, check, on)
     expect_grads_close(got, pytorch_grads(expected, {"tgt": ref_tgt, "memory": ref_memory},
                                           twin, seed + 3), check, on)
 
 
+@title(N_("Post-LN decoder layer against PyTorch"))
 @pytest.mark.core
 def test_layer_post_ln_matches_pytorch(impl):
     """Post-LN (the default), (seq, batch, d_model) inputs, relu, target length 5 and
@@ -684,6 +727,7 @@ def test_layer_post_ln_matches_pytorch(impl):
     check_layer(impl, LayerArgs(d_model=12, nhead=3, dim_feedforward=20), n=4, m=6, b=2, seed=110)
 
 
+@title(N_("Pre-LN decoder layer against PyTorch"))
 @pytest.mark.core
 def test_layer_pre_ln_matches_pytorch(impl):
     """Pre-LN (norm_first=True): each residual adds the un-normalised input."""
@@ -692,6 +736,7 @@ def test_layer_pre_ln_matches_pytorch(impl):
                 n=6, m=3, b=2, seed=210)
 
 
+@title(N_("the decoder layer's activations"))
 @pytest.mark.core
 def test_layer_activations(impl):
     """activation="gelu", and callables (F.silu, a plain function) given to both modules."""
@@ -714,6 +759,7 @@ LAYER_MASK_CASES = (
 )
 
 
+@title(N_("the decoder layer's masks"))
 @pytest.mark.core
 def test_layer_masks(impl):
     """tgt_mask (causal float and bool, random bool and float), memory_mask (bool, float),
@@ -725,6 +771,7 @@ def test_layer_masks(impl):
                         seed=400 + 10 * i + norm_first)
 
 
+@title(N_("the decoder layer with batch_first=True"))
 @pytest.mark.core
 def test_layer_batch_first(impl):
     """batch_first=True: tgt is (batch, tgt_len, d_model), memory (batch, mem_len, d_model)."""
@@ -734,6 +781,7 @@ def test_layer_batch_first(impl):
                     masks=ALL_MASKS, n=4, m=6, seed=510 + norm_first)
 
 
+@title(N_("target and memory of equal length"))
 @pytest.mark.core
 def test_layer_equal_lengths(impl):
     """Target and memory of the same length, all four masks: a mask or an input given to
@@ -758,6 +806,7 @@ def layer_case(rng):
     return args, rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 3), spec, rng.randint(0, 9999)
 
 
+@title(N_("the decoder layer on random shapes"))
 @pytest.mark.core
 def test_layer_random_shapes(impl):
     """Random widths, heads, lengths, layouts, norm orders, activations and masks."""
@@ -765,6 +814,7 @@ def test_layer_random_shapes(impl):
         check_layer(impl, args, n=n, m=m, b=b, masks=spec, seed=seed)
 
 
+@title(N_("the decoder layer in float64"))
 @pytest.mark.followup
 def test_layer_float64(impl):
     """float64 in, float64 out, at float64 precision."""
@@ -773,6 +823,7 @@ def test_layer_float64(impl):
                     dtype=torch.float64, seed=600 + norm_first)
 
 
+@title(N_("the LayerNorms' eps"))
 @pytest.mark.followup
 def test_layer_norm_eps(impl):
     """layer_norm_eps reaches all three norms (a large eps, so that it shows)."""
@@ -781,6 +832,7 @@ def test_layer_norm_eps(impl):
                     seed=700 + norm_first)
 
 
+@title(N_("the decoder layer's gradients"))
 @pytest.mark.followup
 def test_layer_gradients(impl):
     """Gradients of tgt, memory and every weight and bias equal PyTorch's, Post-LN and Pre-LN."""
@@ -815,7 +867,7 @@ def build_decoder(impl: Implementation, args: LayerArgs, num_layers: int, with_n
     kwargs = {"norm": nn.LayerNorm(args.d_model, dtype=dtype, device=device)} if with_norm else {}
     what = (f"TransformerDecoder(<your layer>, {num_layers}"
             + (", norm=nn.LayerNorm(d_model))" if with_norm else ")"))
-    decoder = impl.call(cls, layer, num_layers, **kwargs, what=what, on="construction")
+    decoder = impl.call(cls, layer, num_layers, **kwargs, what=what, on=_("construction"))
     return expect_module(decoder, what).to(device=device, dtype=dtype), layer, what
 
 
@@ -826,12 +878,13 @@ def check_decoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
                   weight_scale: float = 0.5, slack: float = 1.0) -> None:
     """The learner's decoder against nn.TransformerDecoder with the same weights."""
     twin = decoder_twin(args, num_layers, with_norm, seed, dtype, device, weight_scale)
-    decoder, _, what = build_decoder(impl, args, num_layers, with_norm, dtype, device)
+    decoder, _layer, what = build_decoder(impl, args, num_layers, with_norm, dtype, device)
     inputs = make_inputs(args, n, m, b, masks, seed, dtype, device)
     load_twin_state(impl, decoder, twin, "TransformerDecoder")
     decoder.eval()
-    final = "given" if with_norm else "None"
-    on = describe(inputs, args, f"; {num_layers} layers, final norm {final}")
+    final = _("given") if with_norm else "None"
+    on = describe(inputs, args, "; " + _("{num_layers} layers, final norm {final}",
+                                         num_layers=num_layers, final=final))
     call = "TransformerDecoder.forward"
     tgt, memory = leaf_copies(inputs.tgt, inputs.memory)
     state = {k: v.detach() for k, v in twin.state_dict().items()}
@@ -848,16 +901,17 @@ def check_decoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     suspects = decoder_suspects(state, inputs, args, num_layers)
     suspects.append(differs_on_rerun(
         lambda: run(impl, decoder, call, inputs.tgt, inputs, args, on)))
-    expect_close(out, expected, "the output", on, suspects, slack=slack)
+    expect_close(out, expected, _("the output"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through TransformerDecoder"
+    check = _("backward through {module}", module="TransformerDecoder")
     got = learner_grads(out, {"tgt": tgt, "memory": memory, **matched_params(decoder, twin)},
                         seed + 3, check, on)
     expect_grads_close(got, pytorch_grads(expected, {"tgt": ref_tgt, "memory": ref_memory},
                                           twin, seed + 3), check, on)
 
 
+@title(N_("the decoder's layers are independent copies"))
 @pytest.mark.core
 def test_decoder_layers_are_independent(impl):
     """decoder.layers is an nn.ModuleList of independent deep copies: changing one layer's
@@ -865,11 +919,12 @@ def test_decoder_layers_are_independent(impl):
     afterwards leaves the decoder unchanged."""
     args, num_layers = LayerArgs(), 3
     decoder, prototype, what = build_decoder(impl, args, num_layers, with_norm=False)
-    on = f"{what} with {args.call_text()}"
+    on = _("{module} with {layer}", module=what, layer=args.call_text())
     layers = getattr(decoder, "layers", None)
     if not isinstance(layers, nn.ModuleList) or len(layers) != num_layers:
         raise verdict("TransformerDecoder.layers", on, [
-            f"expected an nn.ModuleList of {num_layers} layers, got {describe_value(layers)}"])
+            _("expected an nn.ModuleList of {count} layers, got {value}", count=num_layers,
+              value=describe_value(layers))])
     before = [{k: v.detach().clone() for k, v in layer.state_dict().items()} for layer in layers]
     with torch.no_grad():
         for param in prototype.parameters():
@@ -877,9 +932,10 @@ def test_decoder_layers_are_independent(impl):
     for i in range(num_layers):
         for name, value in layers[i].state_dict().items():
             if name in before[i] and not torch.equal(value, before[i][name]):
-                raise verdict("that the layers are copies of the given layer", on, [
-                    f"adding 1 to every weight of the layer given to the constructor changed "
-                    f"layers[{i}].{name}: the decoder must hold deep copies"],
+                raise verdict(_("that the layers are copies of the given layer"), on, [
+                    _("adding 1 to every weight of the layer given to the constructor changed "
+                      "{parameter}: the decoder must hold deep copies",
+                      parameter=f"layers[{i}].{name}")],
                     "shared-layer-weights")
     with torch.no_grad():
         for param in layers[0].parameters():
@@ -887,11 +943,13 @@ def test_decoder_layers_are_independent(impl):
     for i in range(1, num_layers):
         for name, value in layers[i].state_dict().items():
             if name in before[i] and not torch.equal(value, before[i][name]):
-                raise verdict("that the layers are independent copies", on, [
-                    f"adding 1 to every weight of layers[0] also changed layers[{i}].{name}"],
+                raise verdict(_("that the layers are independent copies"), on, [
+                    _("adding 1 to every weight of layers[0] also changed {parameter}",
+                      parameter=f"layers[{i}].{name}")],
                     "shared-layer-weights")
 
 
+@title(N_("the decoder against nn.TransformerDecoder"))
 @pytest.mark.core
 def test_decoder_matches_pytorch(impl):
     """3 layers with their own weights and a final norm, Pre-LN and Post-LN; every layer
@@ -901,6 +959,7 @@ def test_decoder_matches_pytorch(impl):
                   seed=1110)
 
 
+@title(N_("masks reach every decoder layer"))
 @pytest.mark.core
 def test_decoder_masks_reach_every_layer(impl):
     """All four masks are given to every layer; both layouts; equal lengths too."""
@@ -911,6 +970,7 @@ def test_decoder_masks_reach_every_layer(impl):
                   seed=1220)
 
 
+@title(N_("the decoder without a final norm"))
 @pytest.mark.core
 def test_decoder_without_final_norm(impl):
     """norm=None (the default): the last layer's output is the decoder's output."""
@@ -918,6 +978,7 @@ def test_decoder_without_final_norm(impl):
                   masks=MaskSpec(tgt="causal"), seed=1300)
 
 
+@title(N_("the decoder's gradients"))
 @pytest.mark.followup
 def test_decoder_gradients(impl):
     """Gradients of tgt, memory, every layer's weights and the final norm equal PyTorch's."""
@@ -941,8 +1002,8 @@ def fully_masked_inputs(args: LayerArgs, n: int, m: int, b: int, seed: int) -> I
     memory_padding[1, :] = True
     masks = {**inputs.masks, "tgt_key_padding_mask": tgt_padding,
              "memory_key_padding_mask": memory_padding}
-    return replace(inputs, masks=masks, note=inputs.note + "; target 0 left-padded, memory 1 all "
-                   "padding (fully masked rows)")
+    return replace(inputs, masks=masks, note=inputs.note + _("; target 0 left-padded, memory 1 all "
+                   "padding (fully masked rows)"))
 
 
 def fully_masked_rows(inputs: Inputs, args: LayerArgs) -> Tensor:
@@ -963,6 +1024,7 @@ def fully_masked_rows(inputs: Inputs, args: LayerArgs) -> Tensor:
     return dead if args.batch_first else dead.T
 
 
+@title(N_("fully masked rows"))
 @pytest.mark.followup
 def test_fully_masked_rows(impl):
     """A query whose keys are all blocked gets zero attention, so its attention output is
@@ -986,17 +1048,18 @@ def test_fully_masked_rows(impl):
             return bool(nan.any()) and nan.shape == dead.shape and not bool((nan & ~dead).any())
 
         nan_rows = Suspect("nan-on-fully-masked", matches=nan_on_dead_rows)
-        expect_close(out, expected, "the output where some queries have every key blocked", on,
+        expect_close(out, expected, _("the output where some queries have every key blocked"), on,
                      [nan_rows, *layer_suspects(state, inputs, args)])
-        check = "backward through fully masked rows"
+        check = _("backward through fully masked rows")
         got = learner_grads(out, {"tgt": tgt, "memory": memory}, seed=1520, check=check, on=on)
         for name, grad in got.items():
             if grad is not None and not bool(torch.isfinite(grad).all()):
-                raise verdict(f"{check}: gradient of {name}", on, [
-                    "it has NaN or inf: the backward of a fully masked row must stay finite"],
+                raise verdict(_("{check}: gradient of {name}", check=check, name=name), on, [
+                    _("it has NaN or inf: the backward of a fully masked row must stay finite")],
                     "nan-on-fully-masked")
 
 
+@title(N_("dropout only in training mode"))
 @pytest.mark.followup
 def test_dropout_only_in_training(impl):
     """Eval mode is deterministic and dropout-free; training mode drops at random;
@@ -1007,36 +1070,70 @@ def test_dropout_only_in_training(impl):
     layer = build_layer(impl, args, twin)
     what = "TransformerDecoderLayer.forward"
     on = describe(inputs, args, ", dropout=0.5")
-    first = run(impl, layer, what, inputs.tgt, inputs, args, on + ", eval mode")
-    second = run(impl, layer, what, inputs.tgt, inputs, args, on + ", eval mode")
+    first = run(impl, layer, what, inputs.tgt, inputs, args, on + _(", eval mode"))
+    second = run(impl, layer, what, inputs.tgt, inputs, args, on + _(", eval mode"))
     rtol, atol = tolerance(inputs.tgt.dtype)
     if first.shape == second.shape and not torch.allclose(first, second, rtol=rtol, atol=atol):
-        raise verdict("two calls in eval mode on the same input", on, [
-            "they gave different outputs: something is random in eval mode"], "dropout-in-eval")
+        raise verdict(_("two calls in eval mode on the same input"), on, [
+            _("they gave different outputs: something is random in eval mode")], "dropout-in-eval")
     state = {k: v.detach() for k, v in twin.state_dict().items()}
-    expect_close(first, twin_output(twin, inputs.tgt, inputs), "the output in eval mode", on,
+    expect_close(first, twin_output(twin, inputs.tgt, inputs), _("the output in eval mode"), on,
                  layer_suspects(state, inputs, args))
 
     layer.train()
-    train_on = on + ", training mode"
+    train_on = on + _(", training mode")
     dropped = [run(impl, layer, what, inputs.tgt, inputs, args, train_on) for _ in range(2)]
     if torch.allclose(dropped[0], dropped[1], rtol=rtol, atol=atol):
-        raise verdict("two calls in training mode on the same input", train_on, [
-            "they gave the same output: with dropout=0.5 they should differ",
-            "use the dropout submodules (dropout, dropout1, dropout2, dropout3, and the dropout "
-            "inside self_attn and multihead_attn), which act while self.training is True"])
+        raise verdict(_("two calls in training mode on the same input"), train_on, [
+            _("they gave the same output: with dropout={p} they should differ", p=0.5),
+            _("use the dropout submodules (dropout, dropout1, dropout2, dropout3, and the "
+              "dropout inside self_attn and multihead_attn), which act while self.training is "
+              "True")])
 
     args = replace(args, dropout=0.0)
     twin = layer_twin(args, seed=910)
     layer = build_layer(impl, args, twin).train()
-    on = describe(inputs, args, ", dropout=0.0, training mode")
+    on = describe(inputs, args, ", dropout=0.0" + _(", training mode"))
     state = {k: v.detach() for k, v in twin.state_dict().items()}
     expect_close(run(impl, layer, what, inputs.tgt, inputs, args, on),
                  twin_output(twin, inputs.tgt, inputs),
-                 "the output in training mode with dropout=0.0 (must equal eval mode)", on,
+                 _("the output in training mode with dropout=0.0 (must equal eval mode)"), on,
                  layer_suspects(state, inputs, args))
 
+    check_every_branch_dropped(impl, inputs)
 
+
+# Dropout as near to 1 as keeps hand-written dropout's 1 / (1 - p) finite: in training mode
+# it zeroes every element it acts on (a kept one among these few thousand is a 1e-5 chance).
+NEARLY_ONE = 1 - 1e-9
+
+
+def check_every_branch_dropped(impl: Implementation, inputs: Inputs) -> None:
+    """Training mode with dropout = 1 - 1e-9 drops the output of each residual branch
+    (dropout1, dropout2, dropout3): the output is tgt with Pre-LN, norm3(norm2(norm1(tgt)))
+    with Post-LN, what PyTorch's layer gives. A branch left undropped (say, dropout3 never
+    applied to the feed-forward output) shows there, unlike at a moderate rate."""
+    for norm_first in (True, False):
+        args = LayerArgs(dropout=NEARLY_ONE, norm_first=norm_first)
+        twin = layer_twin(args, seed=920 + norm_first)
+        layer = build_layer(impl, args, twin).train()
+        on = describe(inputs, args, _(", dropout=1 - 1e-9, training mode"))
+        got = run(impl, layer, "TransformerDecoderLayer.forward", inputs.tgt, inputs, args, on)
+        with torch.no_grad():
+            expected = (inputs.tgt if norm_first
+                        else twin.norm3(twin.norm2(twin.norm1(inputs.tgt))))
+        try:
+            expect_close(got, expected, _("the output in training mode with dropout = 1 - "
+                                          "1e-9 (every residual branch dropped)"), on)
+        except GradingFailure as failure:
+            raise GradingFailure(str(failure) + "\n  " + _(
+                "each branch's output goes through its own dropout before the residual sum: "
+                "dropout1 after self_attn, dropout2 after multihead_attn, dropout3 after "
+                "linear2 (and dropout between the activation and linear2)"),
+                slug=failure.slug) from None
+
+
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):

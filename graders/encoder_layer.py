@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.reference import additive_mask, attend
 from graders.core.compare import (StateDictDiff, expect_close, expect_grads_close, expect_tensor,
                                   tolerance)
@@ -37,7 +38,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, describe_value, verdict
+from graders.core.report import describe_inputs, describe_value, verdict, title
 
 __all__ = [
     "test_layer_post_ln_matches_pytorch",
@@ -335,21 +336,21 @@ def masks(kind: str, b: int, n: int, seed: int, dtype=torch.float32,
     notes = []
     if kind.startswith("causal"):
         src_mask = causal(n, dtype, device)
-        notes.append("causal attention mask")
+        notes.append(_("causal attention mask"))
     elif kind.startswith("bool"):
         src_mask = bool_mask(n, n, seed=seed, device=device)
         src_mask[:, 0] = False
-        notes.append("bool attention mask (True = blocked)")
+        notes.append(_("bool attention mask (True = blocked)"))
     elif kind == "float":
         src_mask = float_mask(n, n, seed=seed, dtype=dtype, device=device)
-        notes.append("float attention mask (random values and some -inf)")
+        notes.append(_("float attention mask (random values and some -inf)"))
     if kind == "padding":
         key_padding_mask = bool_mask(b, n, seed=seed + 1, device=device)
-        notes.append("a different padding mask per batch element")
+        notes.append(_("a different padding mask per batch element"))
     elif kind.endswith("+padding"):
         key_padding_mask = padding(b, n, seed=seed + 1, device=device)
-        notes.append("sequences padded to different lengths")
-    return src_mask, key_padding_mask, "; " + ", ".join(notes) if notes else ""
+        notes.append(_("sequences padded to different lengths"))
+    return src_mask, key_padding_mask, "; " + _(", ").join(notes) if notes else ""
 
 
 # ------------------------------------------------------------------- learner's modules
@@ -358,21 +359,23 @@ def masks(kind: str, b: int, n: int, seed: int, dtype=torch.float32,
 def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, what: str) -> None:
     """Load the twin's state dict into the learner's module, explaining any name or shape
     mismatch (the contract fixes PyTorch's submodule names)."""
-    on = f"the state dict of {type(twin).__name__}"
+    on = _("the state dict of {module}", module=type(twin).__name__)
     theirs = impl.call(module.state_dict, what=f"{what}.state_dict", on=on)
     ours = twin.state_dict()
     diff = StateDictDiff.of(theirs, ours)
     if diff:
         details = diff.lines()
-        details.append("name the submodules like PyTorch's: self_attn (an nn.MultiheadAttention), "
-                       "linear1, dropout, linear2, norm1, norm2, dropout1, dropout2")
-        raise verdict(f"loading PyTorch's weights into {what}", on, details)
+        details.append(_("name the submodules like PyTorch's: self_attn (an "
+                         "nn.MultiheadAttention), linear1, dropout, linear2, norm1, norm2, "
+                         "dropout1, dropout2"))
+        raise verdict(_("loading PyTorch's weights into {module}", module=what), on, details)
     impl.call(module.load_state_dict, ours, what=f"{what}.load_state_dict", on=on)
 
 
 def expect_module(value: Any, what: str) -> nn.Module:
     if not isinstance(value, nn.Module):
-        raise verdict(what, "construction", [f"expected an nn.Module, got {describe_value(value)}"])
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(value))])
     return value
 
 
@@ -381,7 +384,7 @@ def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
     """The learner's layer, built with ``args``, in ``dtype`` on ``device``."""
     cls = impl.attr("TransformerEncoderLayer")
     layer = impl.call(cls, args.d_model, args.nhead, **args.kwargs(),
-                      what=args.call_text(), on="construction")
+                      what=args.call_text(), on=_("construction"))
     return expect_module(layer, args.call_text()).to(device=device, dtype=dtype)
 
 
@@ -429,8 +432,8 @@ def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
                   on: str) -> dict[str, Tensor | None]:
     """Gradients of a fixed weighted sum of the learner's output."""
     if not out.requires_grad:
-        raise verdict(check, on, ["the output does not require grad: is part of the computation "
-                                  "detached, done under torch.no_grad(), or with .data?"])
+        raise verdict(check, on, [_("the output does not require grad: is part of the computation "
+                                    "detached, done under torch.no_grad(), or with .data?")])
     return grads_of(weighted_sum([out], seed=seed), named, on=on)
 
 
@@ -469,14 +472,15 @@ def check_layer(impl: Implementation, args: LayerArgs, *, n: int = 5, b: int = 3
     suspects = layer_suspects(state, base, src_mask, key_padding_mask, args)
     suspects.append(differs_on_rerun(
         lambda: run_layer(impl, layer, base, src_mask, key_padding_mask, on)))
-    expect_close(out, expected, "the output", on, suspects, slack=slack)
+    expect_close(out, expected, _("the output"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through TransformerEncoderLayer"
+    check = _("backward through {module}", module="TransformerEncoderLayer")
     got = learner_grads(out, {"src": src, **matched_params(layer, twin)}, seed + 3, check, on)
     expect_grads_close(got, pytorch_grads(expected, ref_src, twin, seed + 3), check, on)
 
 
+@title(N_("Post-LN layer against PyTorch"))
 @pytest.mark.core
 def test_layer_post_ln_matches_pytorch(impl):
     """Post-LN (the default), (seq, batch, d_model) inputs, relu; two widths."""
@@ -484,6 +488,7 @@ def test_layer_post_ln_matches_pytorch(impl):
     check_layer(impl, LayerArgs(d_model=12, nhead=3, dim_feedforward=20), n=4, b=2, seed=110)
 
 
+@title(N_("Pre-LN layer against PyTorch"))
 @pytest.mark.core
 def test_layer_pre_ln_matches_pytorch(impl):
     """Pre-LN (norm_first=True): the residual adds the un-normalised input."""
@@ -492,6 +497,7 @@ def test_layer_pre_ln_matches_pytorch(impl):
                 n=4, b=2, seed=210)
 
 
+@title(N_("the layer's activations"))
 @pytest.mark.core
 def test_layer_activations(impl):
     """activation="gelu", and callables (F.silu, a plain function) given to both modules."""
@@ -501,6 +507,7 @@ def test_layer_activations(impl):
                         seed=300 + 10 * i + norm_first)
 
 
+@title(N_("the layer's masks"))
 @pytest.mark.core
 def test_layer_masks(impl):
     """src_mask (causal float, bool, random float) and src_key_padding_mask (b, n), alone
@@ -511,6 +518,7 @@ def test_layer_masks(impl):
                         seed=400 + 10 * i + norm_first)
 
 
+@title(N_("the layer with batch_first=True"))
 @pytest.mark.core
 def test_layer_batch_first(impl):
     """batch_first=True: src is (batch, seq, d_model)."""
@@ -534,6 +542,7 @@ def layer_case(rng):
     return args, n, b, rng.choice(MASK_KINDS), rng.randint(0, 10_000)
 
 
+@title(N_("the layer on random shapes"))
 @pytest.mark.core
 def test_layer_random_shapes(impl):
     """Random widths, heads, lengths, layouts, norm orders, activations and masks."""
@@ -541,6 +550,7 @@ def test_layer_random_shapes(impl):
         check_layer(impl, args, n=n, b=b, mask_kind=mask_kind, seed=seed)
 
 
+@title(N_("the layer in float64"))
 @pytest.mark.followup
 def test_layer_float64(impl):
     """float64 in, float64 out, at float64 precision."""
@@ -549,6 +559,7 @@ def test_layer_float64(impl):
                     mask_kind="causal+padding", dtype=torch.float64, seed=600 + norm_first)
 
 
+@title(N_("the LayerNorms' eps"))
 @pytest.mark.followup
 def test_layer_norm_eps(impl):
     """layer_norm_eps reaches both norms (a large eps, so that it shows)."""
@@ -557,6 +568,7 @@ def test_layer_norm_eps(impl):
                     seed=700 + norm_first)
 
 
+@title(N_("the layer's gradients"))
 @pytest.mark.followup
 def test_layer_gradients(impl):
     """Gradients of src and of every weight and bias equal PyTorch's, Post-LN and Pre-LN."""
@@ -590,7 +602,7 @@ def build_encoder(impl: Implementation, args: LayerArgs, num_layers: int, with_n
     kwargs = {"norm": nn.LayerNorm(args.d_model, dtype=dtype, device=device)} if with_norm else {}
     what = (f"TransformerEncoder(<your layer>, {num_layers}"
             + (", norm=nn.LayerNorm(d_model))" if with_norm else ")"))
-    encoder = impl.call(cls, layer, num_layers, **kwargs, what=what, on="construction")
+    encoder = impl.call(cls, layer, num_layers, **kwargs, what=what, on=_("construction"))
     return expect_module(encoder, what).to(device=device, dtype=dtype), what
 
 
@@ -607,8 +619,9 @@ def check_encoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     mask, key_padding_mask, note = masks(mask_kind, b, n, seed + 2, dtype, device)
     (src,) = leaf_copies(base)
     on = describe_inputs(src=src, mask=mask, src_key_padding_mask=key_padding_mask)
-    final = "given" if with_norm else "None"
-    on += f"{note}; {num_layers} layers, final norm {final}, {args.flags()}"
+    final = _("given") if with_norm else "None"
+    on += note + "; " + _("{num_layers} layers, final norm {final}", num_layers=num_layers,
+                          final=final) + f", {args.flags()}"
     kwargs = {}
     if mask is not None:
         kwargs["mask"] = mask
@@ -627,14 +640,15 @@ def check_encoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     state = {k: v.detach() for k, v in twin.state_dict().items()}
     suspects = encoder_suspects(state, base, mask, key_padding_mask, args, num_layers)
     suspects.append(differs_on_rerun(lambda: run(base)))
-    expect_close(out, expected, "the output", on, suspects, slack=slack)
+    expect_close(out, expected, _("the output"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through TransformerEncoder"
+    check = _("backward through {module}", module="TransformerEncoder")
     got = learner_grads(out, {"src": src, **matched_params(encoder, twin)}, seed + 3, check, on)
     expect_grads_close(got, pytorch_grads(expected, ref_src, twin, seed + 3), check, on)
 
 
+@title(N_("the encoder against nn.TransformerEncoder"))
 @pytest.mark.core
 def test_encoder_matches_pytorch(impl):
     """3 layers with their own weights and a final norm, Pre-LN and Post-LN."""
@@ -642,6 +656,7 @@ def test_encoder_matches_pytorch(impl):
     check_encoder(impl, LayerArgs(norm_first=False, activation="gelu"), num_layers=2, seed=1110)
 
 
+@title(N_("the encoder's layers are independent copies"))
 @pytest.mark.core
 def test_encoder_layers_are_independent(impl):
     """encoder.layers is an nn.ModuleList of independent deep copies, as in PyTorch: changing
@@ -649,11 +664,12 @@ def test_encoder_layers_are_independent(impl):
     args, num_layers = LayerArgs(), 3
     prototype = new_layer(impl, args)
     encoder, what = build_encoder(impl, args, num_layers, with_norm=False, layer=prototype)
-    on = f"{what} with {args.call_text()}"
+    on = _("{module} with {layer}", module=what, layer=args.call_text())
     layers = getattr(encoder, "layers", None)
     if not isinstance(layers, nn.ModuleList) or len(layers) != num_layers:
         raise verdict("TransformerEncoder.layers", on, [
-            f"expected an nn.ModuleList of {num_layers} layers, got {describe_value(layers)}"])
+            _("expected an nn.ModuleList of {count} layers, got {value}", count=num_layers,
+              value=describe_value(layers))])
     before = [{k: v.detach().clone() for k, v in layer.state_dict().items()} for layer in layers]
     with torch.no_grad():
         for param in prototype.parameters():
@@ -661,10 +677,10 @@ def test_encoder_layers_are_independent(impl):
     for i in range(num_layers):
         for name, value in layers[i].state_dict().items():
             if name in before[i] and not torch.equal(value, before[i][name]):
-                raise verdict("that the layers are independent of the layer passed in", on, [
-                    f"adding 1 to every weight of the layer passed in, after building the "
-                    f"encoder, also changed layers[{i}].{name}",
-                    "the layer passed in is only a template: copy.deepcopy it for every layer"],
+                raise verdict(_("that the layers are independent of the layer passed in"), on, [
+                    _("adding 1 to every weight of the layer passed in, after building the "
+                      "encoder, also changed {parameter}", parameter=f"layers[{i}].{name}"),
+                    _("the layer passed in is only a template: copy.deepcopy it for every layer")],
                     "shared-layer-weights")
     with torch.no_grad():
         for param in layers[0].parameters():
@@ -672,11 +688,13 @@ def test_encoder_layers_are_independent(impl):
     for i in range(1, num_layers):
         for name, value in layers[i].state_dict().items():
             if name in before[i] and not torch.equal(value, before[i][name]):
-                raise verdict("that the layers are independent copies", on, [
-                    f"adding 1 to every weight of layers[0] also changed layers[{i}].{name}"],
+                raise verdict(_("that the layers are independent copies"), on, [
+                    _("adding 1 to every weight of layers[0] also changed {parameter}",
+                      parameter=f"layers[{i}].{name}")],
                     "shared-layer-weights")
 
 
+@title(N_("masks reach every layer"))
 @pytest.mark.core
 def test_encoder_masks_reach_every_layer(impl):
     """mask and src_key_padding_mask are given to every layer; both layouts."""
@@ -686,12 +704,14 @@ def test_encoder_masks_reach_every_layer(impl):
                   seed=1220)
 
 
+@title(N_("the encoder without a final norm"))
 @pytest.mark.core
 def test_encoder_without_final_norm(impl):
     """norm=None (the default): the last layer's output is the encoder's output."""
     check_encoder(impl, LayerArgs(norm_first=False), with_norm=False, mask_kind="causal", seed=1300)
 
 
+@title(N_("the encoder's gradients"))
 @pytest.mark.followup
 def test_encoder_gradients(impl):
     """Gradients of src and of every layer's weights and the final norm equal PyTorch's."""
@@ -704,6 +724,7 @@ def test_encoder_gradients(impl):
 # ------------------------------------------------------------- dropout and half precision
 
 
+@title(N_("dropout only in training mode"))
 @pytest.mark.followup
 def test_dropout_only_in_training(impl):
     """Eval mode is deterministic and dropout-free; training mode drops at random;
@@ -713,35 +734,36 @@ def test_dropout_only_in_training(impl):
     layer = build_layer(impl, args, twin)
     src = sequences(args, 5, 3, seed=901)
     on = describe_inputs(src=src) + "; " + args.flags() + ", dropout=0.5"
-    first = run_layer(impl, layer, src, None, None, on + ", eval mode")
-    second = run_layer(impl, layer, src, None, None, on + ", eval mode")
+    first = run_layer(impl, layer, src, None, None, on + _(", eval mode"))
+    second = run_layer(impl, layer, src, None, None, on + _(", eval mode"))
     rtol, atol = tolerance(src.dtype)
     if first.shape == second.shape and not torch.allclose(first, second, rtol=rtol, atol=atol):
-        raise verdict("two calls in eval mode on the same input", on, [
-            "they gave different outputs: something is random in eval mode"], "dropout-in-eval")
+        raise verdict(_("two calls in eval mode on the same input"), on, [
+            _("they gave different outputs: something is random in eval mode")], "dropout-in-eval")
     state = {k: v.detach() for k, v in twin.state_dict().items()}
-    expect_close(first, twin(src), "the output in eval mode", on,
+    expect_close(first, twin(src), _("the output in eval mode"), on,
                  layer_suspects(state, src, None, None, args))
 
     layer.train()
-    train_on = on + ", training mode"
+    train_on = on + _(", training mode")
     dropped = [run_layer(impl, layer, src, None, None, train_on) for _ in range(2)]
     if torch.allclose(dropped[0], dropped[1], rtol=rtol, atol=atol):
-        raise verdict("two calls in training mode on the same input", train_on, [
-            "they gave the same output: with dropout=0.5 they should differ",
-            "use the dropout submodules (dropout, dropout1, dropout2, and dropout in self_attn), "
-            "which act while self.training is True"])
+        raise verdict(_("two calls in training mode on the same input"), train_on, [
+            _("they gave the same output: with dropout={p} they should differ", p=0.5),
+            _("use the dropout submodules (dropout, dropout1, dropout2, and dropout in "
+              "self_attn), which act while self.training is True")])
 
     args = replace(args, dropout=0.0)
     twin = layer_twin(args, seed=910)
     layer = build_layer(impl, args, twin).train()
-    on = describe_inputs(src=src) + "; " + args.flags() + ", dropout=0.0, training mode"
+    on = describe_inputs(src=src) + "; " + args.flags() + ", dropout=0.0" + _(", training mode")
     state = {k: v.detach() for k, v in twin.state_dict().items()}
     expect_close(run_layer(impl, layer, src, None, None, on), twin(src),
-                 "the output in training mode with dropout=0.0 (must equal eval mode)", on,
+                 _("the output in training mode with dropout=0.0 (must equal eval mode)"), on,
                  layer_suspects(state, src, None, None, args))
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):

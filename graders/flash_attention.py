@@ -30,12 +30,13 @@ from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from graders.core.i18n import N_, _
 from graders.core import torch_shortcuts
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, verdict
+from graders.core.report import describe_inputs, verdict, title
 
 __all__ = [
     "test_flash_matches_pytorch",
@@ -194,7 +195,56 @@ def flash_suspects(q, k, v, block_size: int, causal: bool) -> tuple[list[Suspect
 
         out_suspects.append(Suspect("causal-block-off-by-one", predict=lambda: guarded(0)))
         lse_suspects.append(Suspect("causal-block-off-by-one", predict=lambda: guarded(1)))
+        out_suspects.append(misplaced_causal_suspect(q, k, v, 0))
+        lse_suspects.append(misplaced_causal_suspect(q, k, v, 1))
     return out_suspects, lse_suspects
+
+
+def prefix_attention(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    """Every query attending to every prefix of the keys, float64: output (b, h, n, m+1, d)
+    and lse (b, h, n, m+1), index L the attention over keys 0 ... L-1 (L = 0: no key, zeros
+    and -inf)."""
+    q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
+    m = k.size(-2)
+    scores = q64 @ k64.transpose(-2, -1) / math.sqrt(q.size(-1))  # (b, h, n, m)
+    blocked = torch.arange(m)[None, :] >= torch.arange(m + 1)[:, None]  # (L, key)
+    masked = scores[..., None, :].masked_fill(blocked, NEG_INF)  # (b, h, n, m+1, m)
+    lse = torch.logsumexp(masked, dim=-1)
+    weights = torch.exp(masked - lse[..., None]).nan_to_num(nan=0.0)
+    return weights @ v64[..., None, :, :], lse
+
+
+def misplaced_causal_suspect(q: Tensor, k: Tensor, v: Tensor, index: int) -> Suspect:
+    """causal-block-off-by-one by behaviour: every query attended to a prefix of the keys
+    (what any causal mask does), but for some query not the prefix 0 ... i: the diagonal
+    block left unmasked, a block's end off by one, the diagonal itself blocked (a query
+    with no key left may give zeros or NaN). ``index`` 0 judges the output, 1 the lse. Not
+    named when every query saw every key (causal ignored altogether)."""
+
+    def matches(got: Any) -> bool:
+        prefixes = prefix_attention(q, k, v)[index]  # (b, h, n, m+1[, d])
+        m = k.size(-2)
+        if not isinstance(got, Tensor) or got.shape != prefixes.select(3, 0).shape:
+            return False
+        got64 = got.detach().to("cpu", torch.float64)[..., None, :] if index == 0 else \
+            got.detach().to("cpu", torch.float64)[..., None]
+        close = torch.isclose(got64, prefixes, rtol=1e-3, atol=1e-4)
+        # Query 0 with no key at all (the diagonal blocked) may be left NaN by the online
+        # softmax as written; NaN elsewhere is another mistake's (an overflow).
+        no_key = (torch.arange(m + 1) == 0) & (torch.arange(close.size(2))[:, None] == 0)
+        if index == 0:
+            close = close.all(-1) | (torch.isnan(got64).all(-1) & no_key)
+        else:
+            close = close | (torch.isnan(got64) & no_key)
+        seen = close.flatten(0, 1).all(0)  # (n, m+1): which prefixes every (batch, head) fits
+        if not bool(seen.any(-1).all()):
+            return False
+        lengths = [set(torch.nonzero(row).flatten().tolist()) for row in seen]
+        if all(i + 1 in fits for i, fits in enumerate(lengths)):
+            return False  # the right answer
+        return not all(m in fits for fits in lengths)  # not causal ignored altogether
+
+    return Suspect("causal-block-off-by-one", matches=matches)
 
 
 # ------------------------------------------------------------------------- the memory rule
@@ -260,18 +310,13 @@ def run_flash(impl: Implementation, q, k, v, block_size: int | None, causal: boo
 def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_size: int | None,
                 causal: bool = False, *, check_grads: bool = False, check_memory: bool = False,
                 slack: float = 1.0, note: str = "") -> None:
-    """Output and lse against PyTorch's (float64, cast to q's dtype), mistakes named;
-    optionally gradients and the memory rule."""
+    """Output and lse against PyTorch's (float64, cast to q's dtype), mistakes named, and
+    optionally gradients; or, with ``check_memory``, the memory rule alone."""
     block = 64 if block_size is None else block_size
     on = describe_call(q, k, v, block_size, causal) + note
     inputs = leaf_copies(q, k, v) if check_grads else (q, k, v)
     recorder = CreatedTensors() if check_memory else None
     output, lse = run_flash(impl, *inputs, block_size, causal, on, recorder)
-
-    exp_out, exp_lse = expected_attention(q, k, v, causal)
-    out_suspects, lse_suspects = flash_suspects(q, k, v, block, causal)
-    expect_close(output, exp_out, "the output (b, h, n, d)", on, out_suspects, slack=slack)
-    expect_close(lse, exp_lse, "the log-sum-exp lse (b, h, n)", on, lse_suspects, slack=slack)
 
     if recorder is not None:
         limit = memory_limit(q, k, block)
@@ -284,17 +329,28 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
             n, m = q.size(-2), k.size(-2)
             whole = shape[-2:] in ((n, m), (m, n)) or numel >= b_h * n * m
             slug = "full-score-matrix" if whole else None
-            raise verdict("the size of every tensor flash_attention creates", on, [
-                f"your code created a tensor of shape {shape} ({numel:,} elements, by {op})",
-                f"the limit is max(n, m) * max(block_size, d) = {limit // b_h:,} elements per "
-                f"(batch, head), {limit:,} in all: one (n, block_size) block of scores",
-                "build each block's scores (and causal mask) from a slice of k; never all of them",
+            raise verdict(_("the size of every tensor flash_attention creates"), on, [
+                _("your code created a tensor of shape {shape} ({count} elements, by {op})",
+                  shape=shape, count=f"{numel:,}", op=op),
+                _("the limit is max(n, m) * max(block_size, d) = {per_head} elements per "
+                  "(batch, head), {total} in all: one (n, block_size) block of scores",
+                  per_head=f"{limit // b_h:,}", total=f"{limit:,}"),
+                _("build each block's scores (and causal mask) from a slice of k; never all of "
+                  "them"),
             ], slug)
+        # The memory rule only: accuracy is every other check's (a wrong answer made
+        # within the memory rule does not fail this one).
+        return
+
+    exp_out, exp_lse = expected_attention(q, k, v, causal)
+    out_suspects, lse_suspects = flash_suspects(q, k, v, block, causal)
+    expect_close(output, exp_out, _("the output (b, h, n, d)"), on, out_suspects, slack=slack)
+    expect_close(lse, exp_lse, _("the log-sum-exp lse (b, h, n)"), on, lse_suspects, slack=slack)
 
     if not check_grads:
         return
-    check = "backward through output and lse"
-    expect_tracks_grad({"the output": output, "lse": lse}, check, on)
+    check = _("backward through output and lse")
+    expect_tracks_grad({_("the output"): output, "lse": lse}, check, on)
     got = grads_of(weighted_sum([output, lse], seed=7), dict(zip("qkv", inputs)))
     ref_inputs = leaf_copies(q, k, v)
     ref_out, ref_lse = pytorch_attention(*ref_inputs, causal)
@@ -337,6 +393,7 @@ def rising_scores(b: int, h: int, n: int, m: int, d: int, magnitude: float,
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("FlashAttention against PyTorch"))
 @pytest.mark.core
 def test_flash_matches_pytorch(impl):
     """Output against F.scaled_dot_product_attention and lse against torch.logsumexp:
@@ -346,6 +403,7 @@ def test_flash_matches_pytorch(impl):
     check_flash(impl, *qkv(3, 2, 6, 13, 5, seed=30), block_size=5)
 
 
+@title(N_("every block size"))
 @pytest.mark.core
 def test_flash_block_sizes(impl):
     """block_size 1, smaller than m, equal to m, larger than m, and the default (64) with
@@ -356,6 +414,7 @@ def test_flash_block_sizes(impl):
     check_flash(impl, *qkv(1, 2, 3, 70, 4, seed=50), block_size=None)
 
 
+@title(N_("causal FlashAttention"))
 @pytest.mark.core
 def test_flash_causal(impl):
     """causal=True (n == m): query i sees keys 0..i, for block sizes 1, 3 (m not a multiple),
@@ -365,27 +424,30 @@ def test_flash_causal(impl):
         check_flash(impl, q, k, v, block_size, causal=True)
 
 
+@title(N_("large scores"))
 @pytest.mark.core
 def test_flash_large_scores(impl):
     """Scores of magnitude 10⁴, positive for some queries and negative for others (a
     running maximum left out overflows, one that starts at 0 underflows), and rising along
     the keys (a maximum that is not updated overflows), float64; then magnitude 150 in
     float32 (beyond what float32's exp can hold either way)."""
-    note = "; scores of about +1e4, -1e4 and order 1"
+    note = _("; scores of about +1e4, -1e4 and order 1")
     check_flash(impl, *large_scores(2, 2, 6, 11, 4, 1e4, seed=70, dtype=torch.float64), 4, note=note)
     check_flash(impl, *large_scores(2, 2, 6, 6, 4, 1e4, seed=80, dtype=torch.float64), 4,
                 causal=True, note=note)
     check_flash(impl, *rising_scores(2, 2, 5, 13, 4, 1e4, seed=85), 4,
-                note="; scores rising along the keys from about 0 to 1e4")
+                note=_("; scores rising along the keys from about 0 to 1e4"))
     # float32 resolves scores of 150 to about 1e-5: a little more room than for order 1.
     check_flash(impl, *large_scores(2, 2, 6, 11, 4, 150.0, seed=90, dtype=torch.float32), 4,
-                slack=5.0, note="; scores of about +150, -150 and order 1")
+                slack=5.0, note=_("; scores of about +150, -150 and order 1"))
 
 
+@title(N_("never builds the whole score matrix"))
 @pytest.mark.core
 def test_flash_never_builds_the_score_matrix(impl):
     """Every tensor created during the call holds at most max(n, m) * max(block_size, d)
-    elements per (batch, head): no (n, m) score matrix (or mask), with and without causal."""
+    elements per (batch, head): no (n, m) score matrix (or mask), with and without causal.
+    Only the memory is judged here: the values are the other checks'."""
     check_flash(impl, *qkv(2, 2, 40, 48, 4, seed=100), 8, check_memory=True)
     check_flash(impl, *qkv(1, 2, 40, 40, 4, seed=110), 8, causal=True, check_memory=True)
 
@@ -398,6 +460,7 @@ def flash_case(rng):
     return b, h, n, m, d, rng.randint(1, 13), causal, rng.randint(0, 10_000)
 
 
+@title(N_("FlashAttention on random shapes"))
 @pytest.mark.core
 def test_flash_random_shapes(impl):
     """Random shapes, block sizes and causal, drawn from a fixed seed (the same every run)."""
@@ -408,6 +471,7 @@ def test_flash_random_shapes(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("FlashAttention in float64"))
 @pytest.mark.followup
 def test_flash_float64(impl):
     """float64 in, float64 out (output and lse), at float64 precision."""
@@ -415,6 +479,7 @@ def test_flash_float64(impl):
     check_flash(impl, *qkv(2, 3, 8, 8, 4, seed=210, dtype=torch.float64), 3, causal=True)
 
 
+@title(N_("FlashAttention's gradients"))
 @pytest.mark.followup
 def test_flash_gradients(impl):
     """Gradients of q, k and v through output and lse equal PyTorch's."""
@@ -423,6 +488,7 @@ def test_flash_gradients(impl):
                 check_grads=True)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_flash_half_precision_on_cuda(impl):

@@ -22,11 +22,12 @@ import pytest
 import torch
 from torch import nn
 
+from graders.core.i18n import N_, _
 from graders.core import torch_shortcuts
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, randn
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import describe_inputs, describe_value, verdict
+from graders.core.report import describe_inputs, describe_value, verdict, title
 
 __all__ = [
     "test_param_count",
@@ -198,26 +199,27 @@ def as_integer(value: Any) -> int | None:
 
 def type_advice(value: Any) -> str:
     if isinstance(value, float):
-        return ("return a plain int: a float holds integers exactly only up to 2**53; use "
-                "integer arithmetic (// rather than /)")
+        return _("return a plain int: a float holds integers exactly only up to 2**53; use "
+                 "integer arithmetic (// rather than /)")
     if isinstance(value, torch.Tensor):
-        return "return a plain int, not a tensor: compute with Python ints (or call .item())"
-    return "return a plain int"
+        return _("return a plain int, not a tensor: compute with Python ints (or call .item())")
+    return _("return a plain int")
 
 
 def ratio_line(got: int, expected: int) -> str:
     """How far off, and by which simple factor when there is one."""
-    line = f"got - expected = {got - expected:+,}"
+    difference = f"{got - expected:+,}"
     if expected:
         ratio = Fraction(got, expected)
         if ratio > 0 and ratio.numerator <= 8 and ratio.denominator <= 8:
-            line += f" (got = expected * {ratio})"
-    return line
+            return _("got - expected = {difference} (got = expected * {ratio})",
+                     difference=difference, ratio=ratio)
+    return _("got - expected = {difference}", difference=difference)
 
 
 # An int off by a hair of a huge answer: the rounding of a float somewhere along the way.
 NEAR_MISS = Fraction(1, 2**40)
-FLOAT_NOTE = "is a float involved? above 2**53 a float cannot hold every integer; keep to ints"
+FLOAT_NOTE = N_("is a float involved? above 2**53 a float cannot hold every integer; keep to ints")
 
 
 def expect_int(got: Any, expected: int, check: str, on: str,
@@ -227,20 +229,27 @@ def expect_int(got: Any, expected: int, check: str, on: str,
     number = as_integer(got)
     slug = identify(number, expected, list(suspects), 0.0, 0.0) if number is not None else None
     if isinstance(got, bool) or not isinstance(got, int):
-        kind = "a tensor " if isinstance(got, torch.Tensor) else ""
+        tensor = isinstance(got, torch.Tensor)
         if number == expected and not isinstance(got, bool):
             # Not a wrong number: say so first, so that 31248.0 does not read as a miss.
             raise verdict(check, on, [
-                f"right value, wrong type: expected the int {expected:,}, got "
-                + (f"a tensor {describe_value(got)}" if kind
-                   else f"the {type(got).__name__} {describe_value(got)}"), type_advice(got)])
-        raise verdict(check, on, [f"expected the int {expected:,}",
-                                  f"got {kind}{describe_value(got)}: {type_advice(got)}"], slug)
+                _("right value, wrong type: expected the int {expected}, got a tensor {value}",
+                  expected=f"{expected:,}", value=describe_value(got)) if tensor
+                else _("right value, wrong type: expected the int {expected}, got the {type} "
+                       "{value}", expected=f"{expected:,}", type=type(got).__name__,
+                       value=describe_value(got)), type_advice(got)])
+        got_line = (_("got a tensor {value}: {advice}", value=describe_value(got),
+                      advice=type_advice(got)) if tensor
+                    else _("got {value}: {advice}", value=describe_value(got),
+                           advice=type_advice(got)))
+        raise verdict(check, on, [_("expected the int {expected}", expected=f"{expected:,}"),
+                                  got_line], slug)
     if got == expected:
         return
-    details = [f"expected {expected:,}", f"got      {got:,}", ratio_line(got, expected)]
+    details = [_("expected {value}", value=f"{expected:,}"),
+               _("got      {value}", value=f"{got:,}"), ratio_line(got, expected)]
     if expected and abs(Fraction(got - expected, expected)) <= NEAR_MISS:
-        details.append(FLOAT_NOTE)
+        details.append(_(FLOAT_NOTE))
     raise verdict(check, on, details, slug)
 
 
@@ -264,15 +273,16 @@ def call(impl: Implementation, name: str, *args: Any, on: str, **kwargs: Any) ->
 
 
 def check_param_count(impl, d: int, bias: bool | None, expected: int | None = None,
-                      against: str = "4*d^2 + 4*d (4*d^2 without bias)") -> None:
+                      against: str = N_("4*d^2 + 4*d (4*d^2 without bias)")) -> None:
     """bias=None calls with the default (bias=True)."""
     kwargs = {} if bias is None else {"bias": bias}
     on = describe_inputs(d_model=d, **kwargs)
     got = call(impl, "mha_param_count", d, on=on, **kwargs)
     bias = True if bias is None else bias
     exact = param_count(d, bias)
-    expect_int(got, exact if expected is None else expected, f"mha_param_count against {against}",
-               on, int_suspects(param_variants(d, bias)))
+    check = _("{function} against {formula}", function="mha_param_count", formula=_(against))
+    expect_int(got, exact if expected is None else expected, check, on,
+               int_suspects(param_variants(d, bias)))
 
 
 def check_mha_flops(impl, l: int, b: int, d: int, h: int, expected: int | None = None,
@@ -280,7 +290,8 @@ def check_mha_flops(impl, l: int, b: int, d: int, h: int, expected: int | None =
     on = mha_on(l, b, d, h)
     got = call(impl, "mha_flops", l, b, d, h, on=on)
     exact = int(attention_flops(l, l, b, d))
-    expect_int(got, exact if expected is None else expected, f"mha_flops against {against}", on,
+    check = _("{function} against {formula}", function="mha_flops", formula=against)
+    expect_int(got, exact if expected is None else expected, check, on,
                int_suspects(cross_variants(l, l, b, d, h)))
 
 
@@ -290,7 +301,8 @@ def check_cross_flops(impl, n: int, m: int, b: int, d: int, h: int, expected: in
     got = call(impl, "cross_attention_flops", n, m, b, d, h, on=on)
     exact = int(attention_flops(n, m, b, d))
     expect_int(got, exact if expected is None else expected,
-               f"cross_attention_flops against {against}", on,
+               _("{function} against {formula}", function="cross_attention_flops",
+                 formula=against), on,
                int_suspects(cross_variants(n, m, b, d, h)))
 
 
@@ -300,7 +312,8 @@ def check_encoder_flops(impl, l: int, b: int, d: int, h: int, d_ff: int,
     got = call(impl, "encoder_layer_flops", l, b, d, h, d_ff, on=on)
     exact = int(encoder_flops(l, b, d, d_ff))
     expect_int(got, exact if expected is None else expected,
-               f"encoder_layer_flops against {against}", on,
+               _("{function} against {formula}", function="encoder_layer_flops",
+                 formula=against), on,
                int_suspects(encoder_variants(l, b, d, h, d_ff)))
 
 
@@ -314,10 +327,12 @@ def check_scores_bytes(impl, l: int, b: int, h: int, dtype: torch.dtype | None,
     itemsize = torch.empty((), dtype=dtype).element_size()
     if expected is None:
         expected = scores_bytes(l, b, h, dtype)
-        against = f"the nbytes of a real ({b}, {h}, {l}, {l}) {str(dtype)[6:]} score tensor"
+        against = _("the nbytes of a real {shape} {dtype} score tensor", shape=(b, h, l, l),
+                    dtype=str(dtype)[6:])
     else:
         against = "b*h*l*l*itemsize"
-    expect_int(got, expected, f"attention_scores_bytes against {against}", on,
+    expect_int(got, expected, _("{function} against {formula}", function="attention_scores_bytes",
+                 formula=against), on,
                int_suspects(bytes_variants(l, b, h, itemsize)))
 
 
@@ -331,6 +346,7 @@ CROSS_CASES = [(5, 9, 7, 12, 4), (11, 4, 5, 24, 3), (7, 13, 6, 32, 8)]
 ENCODER_CASES = [(7, 3, 12, 4, 40), (9, 5, 16, 4, 24), (12, 7, 30, 5, 50)]
 
 
+@title(N_("mha_param_count"))
 @pytest.mark.core
 def test_param_count(impl):
     """4d^2 weights (in_proj 3d x d, out_proj d x d) plus 4d biases; bias=False has none."""
@@ -340,6 +356,7 @@ def test_param_count(impl):
     check_param_count(impl, 16, None)
 
 
+@title(N_("mha_flops"))
 @pytest.mark.core
 def test_mha_flops(impl):
     """Self-attention: four d x d projections over l*b tokens, QK^T and AV over l x l."""
@@ -347,6 +364,7 @@ def test_mha_flops(impl):
         check_mha_flops(impl, *case)
 
 
+@title(N_("cross_attention_flops"))
 @pytest.mark.core
 def test_cross_attention_flops(impl):
     """n queries attend to m keys: Q and out over n, K and V over m, n x m attention."""
@@ -354,6 +372,7 @@ def test_cross_attention_flops(impl):
         check_cross_flops(impl, *case)
 
 
+@title(N_("encoder_layer_flops"))
 @pytest.mark.core
 def test_encoder_layer_flops(impl):
     """Self-attention plus the two feed-forward linears d -> d_ff -> d."""
@@ -361,6 +380,7 @@ def test_encoder_layer_flops(impl):
         check_encoder_flops(impl, *case)
 
 
+@title(N_("attention_scores_bytes"))
 @pytest.mark.core
 def test_attention_scores_bytes(impl):
     """(b, h, l, l) float32 scores: the default dtype and dtype=torch.float32."""
@@ -376,6 +396,7 @@ def attention_sizes(rng):
     return l, n, m, b, d, h, rng.randint(1, 128)
 
 
+@title(N_("counts on random sizes"))
 @pytest.mark.core
 def test_flops_random_sizes(impl):
     """Random sizes (h divides d, b > 1), drawn from a fixed seed (the same cases every run)."""
@@ -429,10 +450,13 @@ def counted_encoder(l: int, b: int, d: int, h: int, d_ff: int) -> int:
 def skip_unless_counter_agrees(counted: int, closed: int, what: str) -> None:
     """The counter is the witness only where it counts what the contract counts."""
     if counted != closed:
-        pytest.skip(f"FlopCounterMode on torch {torch.__version__} counts {counted:,} for {what}, "
-                    f"not the {closed:,} matmul FLOPs of the closed form; nothing to compare with")
+        pytest.skip(_("FlopCounterMode on torch {version} counts {counted} for {what}, not the "
+                      "{closed} matmul FLOPs of the closed form; nothing to compare with",
+                      version=torch.__version__, counted=f"{counted:,}", what=what,
+                      closed=f"{closed:,}"))
 
 
+@title(N_("the parameter count against PyTorch"))
 @pytest.mark.followup
 def test_param_count_matches_pytorch(impl):
     """The number of parameters of a real nn.MultiheadAttention(d, h, bias=bias)."""
@@ -440,9 +464,11 @@ def test_param_count_matches_pytorch(impl):
         mha = nn.MultiheadAttention(d, h, bias=bias)
         total = sum(p.numel() for p in mha.parameters())
         check_param_count(impl, d, bias, total,
-                          against=f"the parameters of nn.MultiheadAttention({d}, {h}, bias={bias})")
+                          against=_("the parameters of {module}",
+                                    module=f"nn.MultiheadAttention({d}, {h}, bias={bias})"))
 
 
+@title(N_("mha_flops against FlopCounterMode"))
 @pytest.mark.followup
 def test_mha_flops_match_flop_counter(impl):
     """FlopCounterMode on nn.MultiheadAttention (need_weights=True) counts the projections
@@ -451,24 +477,27 @@ def test_mha_flops_match_flop_counter(impl):
         # The learner's code first, so that an unwritten function fails before any counting.
         call(impl, "mha_flops", l, b, d, h, on=mha_on(l, b, d, h))
         counted = counted_attention(l, l, b, d, h, batch_first)
-        skip_unless_counter_agrees(counted, int(attention_flops(l, l, b, d)), "self-attention")
+        skip_unless_counter_agrees(counted, int(attention_flops(l, l, b, d)), _("self-attention"))
         check_mha_flops(impl, l, b, d, h, counted,
-                        f"FlopCounterMode on nn.MultiheadAttention({d}, {h}, "
-                        f"batch_first={batch_first}) with need_weights=True")
+                        _("FlopCounterMode on {module} with need_weights=True",
+                          module=f"nn.MultiheadAttention({d}, {h}, batch_first={batch_first})"))
 
 
+@title(N_("cross_attention_flops against FlopCounterMode"))
 @pytest.mark.followup
 def test_cross_attention_flops_match_flop_counter(impl):
     """FlopCounterMode on nn.MultiheadAttention with a query of length n, keys of length m."""
     for n, m, b, d, h in [(5, 9, 3, 16, 4), (12, 7, 4, 24, 3)]:
         call(impl, "cross_attention_flops", n, m, b, d, h, on=cross_on(n, m, b, d, h))
         counted = counted_attention(n, m, b, d, h)
-        skip_unless_counter_agrees(counted, int(attention_flops(n, m, b, d)), "cross-attention")
+        skip_unless_counter_agrees(counted, int(attention_flops(n, m, b, d)), _("cross-attention"))
         check_cross_flops(impl, n, m, b, d, h, counted,
-                          f"FlopCounterMode on nn.MultiheadAttention({d}, {h}) with query length "
-                          f"{n}, key length {m}, need_weights=True")
+                          _("FlopCounterMode on {module} with query length {n}, key length {m}, "
+                            "need_weights=True", module=f"nn.MultiheadAttention({d}, {h})", n=n,
+                            m=m))
 
 
+@title(N_("encoder_layer_flops against FlopCounterMode"))
 @pytest.mark.followup
 def test_encoder_layer_flops_match_flop_counter(impl):
     """FlopCounterMode on nn.TransformerEncoderLayer's self_attn (need_weights=True),
@@ -476,10 +505,10 @@ def test_encoder_layer_flops_match_flop_counter(impl):
     for l, b, d, h, d_ff in [(6, 3, 16, 4, 40), (10, 4, 24, 3, 64)]:
         call(impl, "encoder_layer_flops", l, b, d, h, d_ff, on=encoder_on(l, b, d, h, d_ff))
         counted = counted_encoder(l, b, d, h, d_ff)
-        skip_unless_counter_agrees(counted, int(encoder_flops(l, b, d, d_ff)), "an encoder layer")
+        skip_unless_counter_agrees(counted, int(encoder_flops(l, b, d, d_ff)), _("an encoder layer"))
         check_encoder_flops(impl, l, b, d, h, d_ff, counted,
-                            f"FlopCounterMode on nn.TransformerEncoderLayer({d}, {h}, {d_ff}): "
-                            "self_attn, linear1, linear2")
+                            _("FlopCounterMode on {module}: self_attn, linear1, linear2",
+                              module=f"nn.TransformerEncoderLayer({d}, {h}, {d_ff})"))
 
 
 # Sizes whose answers are far above 2**53 and not representable as floats, so a float
@@ -489,6 +518,7 @@ HUGE_SRC = 999_983
 HUGE_BYTES = (1_000_003, 4_097, 12)  # (l, b, h)
 HUGE_D_PARAMS = 150_000_001
 
+@title(N_("exact ints at huge sizes"))
 @pytest.mark.followup
 def test_huge_sizes_exact_ints(impl):
     """l = 10**6 + 3, d = 10**4, ...: exact Python ints, no float anywhere."""
@@ -503,6 +533,7 @@ def test_huge_sizes_exact_ints(impl):
         check_scores_bytes(impl, bl, bb, bh, dtype, bb * bh * bl * bl * itemsize)
 
 
+@title(N_("attention_scores_bytes for every dtype"))
 @pytest.mark.followup
 def test_attention_scores_bytes_dtypes(impl):
     """float16, bfloat16 (2 bytes), float32 (4), float64 (8): a real score tensor's nbytes."""
@@ -510,6 +541,7 @@ def test_attention_scores_bytes_dtypes(impl):
         check_scores_bytes(impl, 6, 3, 5, dtype)
 
 
+@title(N_("the count does not depend on the number of heads"))
 @pytest.mark.followup
 def test_flops_independent_of_num_heads(impl):
     """h heads of width d/h cost what one head of width d costs: the same count for
@@ -531,6 +563,8 @@ def test_flops_independent_of_num_heads(impl):
         # and a factor-2 slip give the same number, so the slip is named from h = 8).
         for h in reversed(heads):
             check(h)
-        raise verdict(f"{name} for num_heads in {heads}", on(heads[0]).rsplit(",", 1)[0],
-                      [f"got {', '.join(f'h={h}: {describe_value(c)}' for h, c in counts.items())}",
-                       "the count must not depend on num_heads"])
+        raise verdict(_("{function} for num_heads in {heads}", function=name, heads=heads),
+                      on(heads[0]).rsplit(",", 1)[0],
+                      [_("got {value}", value=", ".join(f"h={h}: {describe_value(c)}"
+                                                        for h, c in counts.items())),
+                       _("the count must not depend on num_heads")])

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     expect_close,
     expect_grads_close,
@@ -43,7 +44,7 @@ from graders.core.inputs import (
 )
 from graders.core.mistakes import Suspect
 from graders.core.reference import NEG_INF
-from graders.core.report import describe_inputs, describe_value, verdict
+from graders.core.report import describe_inputs, describe_value, verdict, title
 from graders.flops import expect_int, int_suspects
 
 __all__ = [
@@ -215,31 +216,35 @@ def build_module(impl: Implementation, embed_dim: int, num_heads: int, num_kv_he
     what = module_name(embed_dim, num_heads, num_kv_heads, bias)
     cls = impl.attr("GroupedQueryAttention")
     kwargs = {"bias": True} if bias else {}
-    module = impl.call(cls, embed_dim, num_heads, num_kv_heads, what=what, on="construction",
+    module = impl.call(cls, embed_dim, num_heads, num_kv_heads, what=what, on=_("construction"),
                        **kwargs)
     if not isinstance(module, nn.Module):
-        raise verdict(what, "construction", [f"expected an nn.Module, got {describe_value(module)}"])
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(module))])
     expected = expected_shapes(embed_dim, num_heads, num_kv_heads, bias)
     params = impl.call(lambda: dict(module.named_parameters()), what=f"{what}.named_parameters",
-                       on="construction")
+                       on=_("construction"))
     got = {name: tuple(p.shape) for name, p in params.items()}
     if got != expected:
         details = shape_mismatches(got, expected)
         head_dim = embed_dim // num_heads
-        details.append(f"expected q_proj and o_proj nn.Linear({embed_dim}, {embed_dim}), k_proj and "
-                       f"v_proj nn.Linear({embed_dim}, {num_kv_heads * head_dim}) (num_kv_heads * "
-                       f"head_dim), bias={bias}" + ("" if bias else " (the default)"))
-        raise verdict(f"the parameters of {what}", "construction", details,
+        details.append(_("expected q_proj and o_proj {outer}, k_proj and v_proj {inner} "
+                         "(num_kv_heads * head_dim), bias={bias}",
+                         outer=f"nn.Linear({embed_dim}, {embed_dim})",
+                         inner=f"nn.Linear({embed_dim}, {num_kv_heads * head_dim})", bias=bias)
+                       + ("" if bias else _(" (the default)")))
+        raise verdict(_("the parameters of {module}", module=what), _("construction"), details,
                       parameters_slug(got, expected, embed_dim))
-    module = impl.call(module.to, device=device, dtype=dtype, what=f"{what}.to", on="construction")
+    module = impl.call(module.to, device=device, dtype=dtype, what=f"{what}.to", on=_("construction"))
     impl.call(module.load_state_dict, state, strict=False, what=f"{what}.load_state_dict",
-              on="random weights for q_proj, k_proj, v_proj, o_proj")
+              on=_("random weights for q_proj, k_proj, v_proj, o_proj"))
     return module
 
 
 def describe_call(x: Tensor, mask: Tensor | None, is_causal: bool, name: str) -> str:
     causal = ", is_causal=True" if is_causal else ""
-    return f"{describe_inputs(x=x, attn_mask=mask)}{causal} with {name}"
+    return _("{inputs} with {module}", inputs=describe_inputs(x=x, attn_mask=mask) + causal,
+             module=name)
 
 
 def run_forward(impl: Implementation, module: nn.Module, x: Tensor, mask: Tensor | None,
@@ -301,11 +306,11 @@ def check_gqa(impl: Implementation, *, embed_dim: int, num_heads: int, num_kv_he
     expected = pytorch_gqa(ref_state, ref_x, num_heads, num_kv_heads, mask, is_causal)
     suspects = gqa_suspects(state, base, num_heads, num_kv_heads, mask, is_causal)
     slack = FLOAT64_SLACK if dtype == torch.float64 else 1.0
-    expect_close(output, expected, "the output (b, n, E)", on, suspects, slack=slack)
+    expect_close(output, expected, _("the output (b, n, E)"), on, suspects, slack=slack)
     if not check_grads:
         return
-    check = "backward through the output"
-    expect_tracks_grad({"the output": output}, check, on)
+    check = _("backward through the output")
+    expect_tracks_grad({_("the output"): output}, check, on)
     got = grads_of(weighted_sum([output], seed=seed + 12), {"x": x, **dict(module.named_parameters())})
     want = grads_of(weighted_sum([expected], seed=seed + 12), {"x": ref_x, **ref_state})
     expect_grads_close(got, want, check, on, slack=slack)
@@ -320,6 +325,7 @@ MQA, MHA = (12, 3, 1), (12, 3, 3)
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("the module's parameters"))
 @pytest.mark.core
 def test_gqa_parameters(impl):
     """q_proj, o_proj E -> E; k_proj, v_proj E -> num_kv_heads * head_dim; bias=False by
@@ -331,6 +337,7 @@ def test_gqa_parameters(impl):
                          torch.float32, "cpu")
 
 
+@title(N_("grouped-query attention against PyTorch"))
 @pytest.mark.core
 def test_gqa_matches_pytorch(impl):
     """No mask: grouped (1 < kv < h), multi-query (kv = 1) and multi-head (kv = h)
@@ -340,6 +347,7 @@ def test_gqa_matches_pytorch(impl):
                   b=2 + i % 2, n=5 + i, seed=100 + 10 * i)
 
 
+@title(N_("grouped-query attention with masks"))
 @pytest.mark.core
 def test_gqa_masks(impl):
     """attn_mask bool (True = blocked) and float, differing per batch element, per head,
@@ -354,6 +362,7 @@ def test_gqa_masks(impl):
               seed=270)
 
 
+@title(N_("causal grouped-query attention"))
 @pytest.mark.core
 def test_gqa_causal(impl):
     """is_causal=True: query i sees keys 0..i; with attn_mask too, both apply."""
@@ -378,6 +387,7 @@ def gqa_case(rng):
             rng.random() < 0.3, rng.random() < 0.5, rng.randint(0, 10_000))
 
 
+@title(N_("grouped-query attention on random shapes"))
 @pytest.mark.core
 def test_gqa_random_shapes(impl):
     """Random widths, head and kv-head counts, lengths, masks, is_causal and bias, drawn
@@ -422,9 +432,11 @@ def check_cache_bytes(impl: Implementation, b: int, seq: int, layers: int, embed
         # as counting keys only: both slugs explain it, so neither is named there.
         *(("kv-cache-dtype-ignored", expected // itemsize * fixed) for fixed in (2, 4)),
     ]
-    against = (f"the nbytes of {layers} layers' keys and values, each ({b}, {num_kv_heads}, "
-               f"{seq}, {head_dim}) {str(dtype).removeprefix('torch.')}")
-    expect_int(got, expected, f"kv_cache_bytes against {against}", on, int_suspects(variants))
+    against = _("the nbytes of {layers} layers' keys and values, each {shape} {dtype}",
+                layers=layers, shape=(b, num_kv_heads, seq, head_dim),
+                dtype=str(dtype).removeprefix("torch."))
+    expect_int(got, expected, _("{function} against {formula}", function="kv_cache_bytes",
+                                formula=against), on, int_suspects(variants))
 
 
 # (batch, seq, layers, E, h, kv): kv < h everywhere but the last (multi-head), no two equal.
@@ -432,6 +444,7 @@ CACHE_CASES = [(3, 17, 5, 64, 8, 2), (2, 100, 7, 96, 12, 4), (5, 9, 3, 48, 6, 1)
                (4, 11, 6, 40, 5, 5)]
 
 
+@title(N_("kv_cache_bytes"))
 @pytest.mark.core
 def test_kv_cache_bytes(impl):
     """Keys and values of every layer, num_kv_heads heads of head_dim = E // num_heads;
@@ -443,6 +456,7 @@ def test_kv_cache_bytes(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("with bias"))
 @pytest.mark.followup
 def test_gqa_with_bias(impl):
     """bias=True: every projection has a bias, with masks and is_causal."""
@@ -451,6 +465,7 @@ def test_gqa_with_bias(impl):
               mask_kind="bool", is_causal=True, seed=410)
 
 
+@title(N_("grouped-query attention in float64"))
 @pytest.mark.followup
 def test_gqa_float64(impl):
     """float64 weights and inputs give float64 results (see FLOAT64_SLACK)."""
@@ -460,6 +475,7 @@ def test_gqa_float64(impl):
               is_causal=True, dtype=torch.float64, seed=510)
 
 
+@title(N_("gradients of the input and the weights"))
 @pytest.mark.followup
 def test_gqa_gradients(impl):
     """Gradients of x and of every projection's weight (and bias) equal PyTorch's; k_proj
@@ -490,6 +506,7 @@ def nan_on_rows(rows: Tensor) -> Suspect:
                    matches=lambda got: bool(torch.isnan(got.detach()[rows]).any()))
 
 
+@title(N_("fully masked rows"))
 @pytest.mark.followup
 def test_gqa_fully_masked_rows(impl):
     """A query whose keys are all blocked (bool and float masks) gets zero attention, so
@@ -505,7 +522,7 @@ def test_gqa_fully_masked_rows(impl):
         base = randn(b, n, embed_dim, seed=seed + 10)
         mask, rows = fully_masked_mask(kind, b, n, seed + 11, torch.float32)
         (x,) = leaf_copies(base)
-        on = describe_call(base, mask, False, name) + "; queries (0, 1) and (1, 4) fully masked"
+        on = describe_call(base, mask, False, name) + _("; queries (0, 1) and (1, 4) fully masked")
         output = run_forward(impl, module, x, mask, False, on)
 
         ref_state = {k: t.clone().requires_grad_(True) for k, t in state.items()}
@@ -513,29 +530,30 @@ def test_gqa_fully_masked_rows(impl):
         expected = gqa_reference(ref_state, ref_x, num_heads, num_kv_heads, mask)
         # Where no row is fully masked, the reference is PyTorch's.
         expect_close(output, pytorch_gqa(state, base, num_heads, num_kv_heads, mask),
-                     "the output of the queries that can attend", on, mask=~rows[..., None])
+                     _("the output of the queries that can attend"), on, mask=~rows[..., None])
         suspects = [nan_on_rows(rows)]
         if kind == "bool":  # torch.finfo(dtype).min or -1e9: uniform weights on those rows
             suspects.append(Suspect("finite-mask-fill", predict=lambda: gqa_reference(
                 state, base, num_heads, num_kv_heads, mask, fill_value=-1e9)))
-        expect_close(output, expected, "the output of fully masked queries (o_proj's bias)", on,
+        expect_close(output, expected, _("the output of fully masked queries (o_proj's bias)"), on,
                      suspects, mask=rows[..., None])
-        check = "backward through a fully masked query"
-        expect_tracks_grad({"the output": output}, check, on)
+        check = _("backward through a fully masked query")
+        expect_tracks_grad({_("the output"): output}, check, on)
         got = grads_of(weighted_sum([output], seed=seed + 12),
                        {"x": x, **dict(module.named_parameters())})
         for grad_name, grad in got.items():
             if grad is not None and not bool(torch.isfinite(grad).all()):
                 raise verdict(check, on, [
-                    f"the gradient of {grad_name} holds NaN or inf; a fully masked query must "
-                    "give finite gradients",
-                    "the softmax of an all -inf row is NaN, and so is its backward even when the "
-                    "NaN is replaced afterwards: fill those rows' scores with 0 before the softmax, "
-                    "then zero their weights"])
+                    _("the gradient of {name} holds NaN or inf; a fully masked query must give "
+                      "finite gradients", name=grad_name),
+                    _("the softmax of an all -inf row is NaN, and so is its backward even when "
+                      "the NaN is replaced afterwards: fill those rows' scores with 0 before the "
+                      "softmax, then zero their weights")])
         want = grads_of(weighted_sum([expected], seed=seed + 12), {"x": ref_x, **ref_state})
         expect_grads_close(got, want, check, on)
 
 
+@title(N_("kv_cache_bytes: huge sizes and every dtype"))
 @pytest.mark.followup
 def test_kv_cache_bytes_exact_and_dtypes(impl):
     """bfloat16 and float16 (2 bytes), float64 (8), float32 (4); a Llama-2-70B-sized cache
@@ -546,6 +564,7 @@ def test_kv_cache_bytes_exact_and_dtypes(impl):
     check_cache_bytes(impl, 1_000_003, 999_983, 10_007, 12_288, 96, 12, torch.float32)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_gqa_half_precision_on_cuda(impl):
@@ -559,7 +578,8 @@ def test_gqa_half_precision_on_cuda(impl):
         x = randn(b, n, embed_dim, seed=seed + 10, dtype=dtype, device="cuda")
         mask = make_mask("bool", "batch", b, num_heads, n, seed + 11, dtype, "cuda", True)
         on = describe_call(x, mask, True, module_name(embed_dim, num_heads, num_kv_heads, True))
-        output = run_forward(impl, module, x, mask, True, on + " on cuda")
+        output = run_forward(impl, module, x, mask, True, on + _(" on {device}", device="cuda"))
         wide = {k: t.float() for k, t in state.items()}
         expected = pytorch_gqa(wide, x.float(), num_heads, num_kv_heads, mask, True)
-        expect_close(output, expected.to(dtype), "the output (b, n, E)", on + " on cuda")
+        expect_close(output, expected.to(dtype), _("the output (b, n, E)"),
+                     on + _(" on {device}", device="cuda"))

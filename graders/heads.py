@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.reference import attend
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad
 from graders.core.implementation import Implementation
@@ -33,7 +34,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs
+from graders.core.report import describe_inputs, title
 
 __all__ = [
     "test_split_heads",
@@ -232,7 +233,7 @@ def check_layout(impl, layout: Layout, b, n, h, d, seed, dtype=torch.float32, de
     A non-contiguous input is first given as a contiguous copy, so that a wrong layout is
     named as such before .view() gets a chance to fail on the strides.
     """
-    note = "" if contiguous else " (non-contiguous: a transposed tensor)"
+    note = "" if contiguous else _(" (non-contiguous: a transposed tensor)")
     x = layout.split_input(b, n, h, d, seed, dtype, device, contiguous=contiguous)
     y = layout.merge_input(b, n, h, d, seed + 1, dtype, device, contiguous=contiguous)
     if not contiguous:
@@ -247,6 +248,7 @@ def check_layout(impl, layout: Layout, b, n, h, d, seed, dtype=torch.float32, de
 SHAPES = ((2, 5, 3, 4), (3, 4, 2, 6), (1, 6, 4, 2))
 
 
+@title(N_("split_heads"))
 @pytest.mark.core
 def test_split_heads(impl):
     """(b, n, h*d) -> (b, h, n, d): head i holds columns i*d:(i+1)*d."""
@@ -254,6 +256,7 @@ def test_split_heads(impl):
         check_split(impl, BATCH_FIRST, BATCH_FIRST.split_input(b, n, h, d, seed=10 + i), h)
 
 
+@title(N_("merge_heads"))
 @pytest.mark.core
 def test_merge_heads(impl):
     """(b, h, n, d) -> (b, n, h*d), and merge_heads(split_heads(x)) == x."""
@@ -262,6 +265,7 @@ def test_merge_heads(impl):
         check_round_trip(impl, BATCH_FIRST, BATCH_FIRST.split_input(b, n, h, d, seed=25 + i), h)
 
 
+@title(N_("split_heads_seq_first"))
 @pytest.mark.core
 def test_split_heads_seq_first(impl):
     """(n, b, h*d) -> (b*h, n, d), row i*h + j = batch i, head j (PyTorch's layout)."""
@@ -269,6 +273,7 @@ def test_split_heads_seq_first(impl):
         check_split(impl, SEQ_FIRST, SEQ_FIRST.split_input(b, n, h, d, seed=30 + i), h)
 
 
+@title(N_("merge_heads_seq_first"))
 @pytest.mark.core
 def test_merge_heads_seq_first(impl):
     """(b*h, n, d) -> (n, b, h*d), and the round trip gives x back."""
@@ -369,26 +374,27 @@ def check_attention_from_heads(impl, layout: Layout, *, b=3, n=5, m=7, h=3, d=4,
     mask = bool_mask(b * h, n, m, seed=seed + 4)
     q, k, v = leaf_copies(*base)
     on = describe_inputs(query=q, key=k, value=v, attn_mask=mask, num_heads=h)
-    check = (f"attention built on your {layout.split} / {layout.merge} vs "
-             "nn.MultiheadAttention (same weights)")
+    check = _("attention built on your {split} / {merge} vs nn.MultiheadAttention (same "
+              "weights)", split=layout.split, merge=layout.merge)
     output, weights = attention_from_heads(twin, q, k, v, mask, *learner_heads(impl, layout))
     rq, rk, rv = leaf_copies(*base)
     ref_out, ref_w = twin(rq, rk, rv, attn_mask=mask, need_weights=True,
                           average_attn_weights=False)
-    expect_close(output, ref_out, f"{check}: the output", on,
+    expect_close(output, ref_out, _("{check}: the output", check=check), on,
                  attention_suspects(layout, twin, *base, mask, 0))
-    expect_close(weights, ref_w, f"{check}: the weights (batch, heads, n, m)", on,
+    expect_close(weights, ref_w, _("{check}: the weights (batch, heads, n, m)", check=check), on,
                  attention_suspects(layout, twin, *base, mask, 1))
     if not check_grads:
         return
-    expect_tracks_grad({"the output": output}, f"{check}: backward", on)
+    expect_tracks_grad({_("the output"): output}, _("{check}: backward", check=check), on)
     got = grads_of(weighted_sum([output], seed=seed + 5), {"query": q, "key": k, "value": v},
                    on=on)
     expected = grads_of(weighted_sum([ref_out], seed=seed + 5),
                         {"query": rq, "key": rk, "value": rv})
-    expect_grads_close(got, expected, f"{check}: backward", on)
+    expect_grads_close(got, expected, _("{check}: backward", check=check), on)
 
 
+@title(N_("seq-first heads against PyTorch's attention"))
 @pytest.mark.core
 def test_seq_first_heads_match_pytorch_attention(impl):
     """(seq, batch, E) attention from split_heads_seq_first / merge_heads_seq_first equals
@@ -397,6 +403,7 @@ def test_seq_first_heads_match_pytorch_attention(impl):
     check_attention_from_heads(impl, SEQ_FIRST, b=2, n=4, m=3, h=4, d=2, seed=110)
 
 
+@title(N_("batch-first heads against PyTorch's attention"))
 @pytest.mark.core
 def test_batch_first_heads_match_pytorch_attention(impl):
     """The same with batch_first=True, from split_heads / merge_heads."""
@@ -410,6 +417,7 @@ def head_sizes(rng):
     return b, n, h, d, rng.randint(0, 10_000)
 
 
+@title(N_("heads on random shapes"))
 @pytest.mark.core
 def test_heads_random_shapes(impl):
     """Random sizes, drawn from a fixed seed (the same cases every run), both layouts."""
@@ -421,6 +429,7 @@ def test_heads_random_shapes(impl):
 # ------------------------------------------------------------------------------ follow-ups
 
 
+@title(N_("non-contiguous inputs"))
 @pytest.mark.followup
 def test_heads_non_contiguous_inputs(impl):
     """Inputs that are transposed views (a batch-first tensor handed over as seq-first, say):
@@ -429,6 +438,7 @@ def test_heads_non_contiguous_inputs(impl):
         check_layout(impl, layout, 2, 5, 3, 4, seed=200, contiguous=False)
 
 
+@title(N_("gradients flow through every function"))
 @pytest.mark.followup
 def test_heads_gradients(impl):
     """Gradients flow back through every function (no detach, no rebuilt tensors), and through
@@ -440,9 +450,9 @@ def test_heads_gradients(impl):
         split = check_split(impl, layout, x, h)
         merged = check_merge(impl, layout, y, b)
         on = f"{describe_inputs(x=x, num_heads=h)}; heads {tuple(y.shape)}"
-        check = f"backward through {layout.split} and {layout.merge}"
-        expect_tracks_grad({f"the output of {layout.split}": split,
-                            f"the output of {layout.merge}": merged}, check, on)
+        check = _("backward through {split} and {merge}", split=layout.split, merge=layout.merge)
+        expect_tracks_grad({_("the output of {name}", name=layout.split): split,
+                            _("the output of {name}", name=layout.merge): merged}, check, on)
         got = grads_of(weighted_sum([split, merged], seed=310), {"x": x, "heads": y}, on=on)
         rx, ry = leaf_copies(x, y)
         expected = grads_of(
@@ -453,6 +463,7 @@ def test_heads_gradients(impl):
     check_attention_from_heads(impl, BATCH_FIRST, seed=330, check_grads=True)
 
 
+@title(N_("heads in float64"))
 @pytest.mark.followup
 def test_heads_float64(impl):
     """float64 in, float64 out; attention built on the heads at float64 precision."""
@@ -462,6 +473,7 @@ def test_heads_float64(impl):
     check_attention_from_heads(impl, BATCH_FIRST, seed=420, dtype=torch.float64)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_heads_half_precision_on_cuda(impl):

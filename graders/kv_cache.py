@@ -13,8 +13,8 @@ output, each returned cache the keys and values of every position so far.
 switch for the causal mask (shifted by the cache length, aligned top-left, none); the
 returned cache is compared with what each cache mistake would return (the old cache, the
 new positions alone, a concatenation along another axis). A cache modified in place is
-caught by comparing the caller's tensors - and the whole buffer behind them when the
-cache is a narrow view of a larger one - before and after the call.
+caught by comparing the caller's tensors - their values, version counters and every byte
+of the storage behind them, beyond their visible extent too - before and after each call.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     expect_close,
     expect_grads_close,
@@ -39,7 +40,7 @@ from graders.core.compare import (
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.report import GradingFailure, describe_value, verdict
+from graders.core.report import GradingFailure, describe_value, verdict, title
 
 __all__ = [
     "test_one_call_matches_pytorch",
@@ -111,9 +112,12 @@ def pytorch_full(twin: nn.MultiheadAttention, x: Tensor,
                                       {"attn_mask": mask, "need_weights": False})[0]
 
 
-def split_heads(x: Tensor, num_heads: int) -> Tensor:
-    """(b, n, E) -> (b, h, n, d), head i = columns i*d:(i+1)*d."""
+def split_heads(x: Tensor, num_heads: int, reshape_only: bool = False) -> Tensor:
+    """(b, n, E) -> (b, h, n, d), head i = columns i*d:(i+1)*d; ``reshape_only``: a
+    reshape straight to (b, h, n, d), which mixes positions (reshape-without-transpose)."""
     b, n, embed = x.shape
+    if reshape_only:
+        return x.reshape(b, num_heads, n, embed // num_heads)
     return x.view(b, n, num_heads, embed // num_heads).transpose(1, 2)
 
 
@@ -129,24 +133,29 @@ def keys_values(state: dict[str, Tensor], x: Tensor, num_heads: int) -> tuple[Te
 
 
 def chunk_reference(state: dict[str, Tensor], x: Tensor, start: int, num_heads: int,
-                    mask: str = "shifted") -> Tensor:
+                    mask: str = "shifted", heads: str = "") -> Tensor:
     """One call of the module for positions start ... n-1 of x (b, n, E), with positions
     0 ... start-1 in the cache: output (b, n - start, E).
 
     mask: "shifted" (right: new query i, at position start + i, sees keys 0 ... start + i),
     "top-left" (causal-mask-offset: query i sees keys 0 ... i, as is_causal=True aligns it),
-    "none" (causal-mask-missing).
+    "none" (causal-mask-missing). heads: "split", "merge" or "both" for the heads split,
+    merged or both with a reshape alone (reshape-without-transpose).
     """
     b, n, embed = x.shape
     t = n - start
-    q = split_heads(project(state, "q_proj", x[:, start:]), num_heads)
-    k, v = keys_values(state, x, num_heads)
+    wrong_split = heads in ("split", "both")
+    q = split_heads(project(state, "q_proj", x[:, start:]), num_heads, wrong_split)
+    k = split_heads(project(state, "k_proj", x), num_heads, wrong_split)
+    v = split_heads(project(state, "v_proj", x), num_heads, wrong_split)
     offset = {"shifted": start, "top-left": 0, "none": None}[mask]
     scores = q @ k.transpose(-2, -1) / math.sqrt(embed // num_heads)
     if offset is not None:
         blocked = torch.ones(t, n, dtype=torch.bool, device=x.device).triu(diagonal=offset + 1)
         scores = scores.masked_fill(blocked, float("-inf"))
     attended = torch.softmax(scores, dim=-1) @ v
+    if heads in ("merge", "both"):
+        return project(state, "out_proj", attended.reshape(b, t, embed))
     return project(state, "out_proj", attended.transpose(1, 2).reshape(b, t, embed))
 
 
@@ -174,25 +183,26 @@ def build_module(impl: Implementation, twin: nn.MultiheadAttention, dtype=None,
     what = module_name(twin.embed_dim, twin.num_heads, bias)
     cls = impl.attr("CausalSelfAttention")
     module = impl.call(cls, twin.embed_dim, twin.num_heads, bias=bias, what=what,
-                       on="construction")
+                       on=_("construction"))
     if not isinstance(module, nn.Module):
-        raise verdict(what, "construction", [f"expected an nn.Module, got {describe_value(module)}"])
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(module))])
     state = learner_state(twin)
     expected = {name: tuple(t.shape) for name, t in state.items()}
     got = {name: tuple(t.shape) for name, t in
            impl.call(module.named_parameters, what=f"{what}.named_parameters",
-                     on="construction")}
+                     on=_("construction"))}
     if got != expected:
         details = shape_mismatches(got, expected)
-        details.append("expected the parameters of q_proj, k_proj, v_proj and out_proj, each "
-                       "nn.Linear(E, E, bias=bias), and no others")
-        raise verdict(f"the parameters of {what}", "construction", details)
+        details.append(_("expected the parameters of q_proj, k_proj, v_proj and out_proj, each "
+                         "nn.Linear(E, E, bias=bias), and no others"))
+        raise verdict(_("the parameters of {module}", module=what), _("construction"), details)
     module = impl.call(module.to, device=device or twin.in_proj_weight.device,
                        dtype=dtype or twin.in_proj_weight.dtype, what=f"{what}.to",
-                       on="construction")
+                       on=_("construction"))
     # strict=False: a buffer of the learner's own (a precomputed mask) may stay as it is.
     impl.call(module.load_state_dict, state, strict=False, what=f"{what}.load_state_dict",
-              on="the weights of nn.MultiheadAttention")
+              on=_("the weights of nn.MultiheadAttention"))
     return module, state, what
 
 
@@ -200,14 +210,30 @@ def cache_tensors(cache: Any) -> list[Tensor]:
     return [t for t in cache if isinstance(t, Tensor)] if isinstance(cache, (tuple, list)) else []
 
 
-def _snapshot(tensors: Iterable[Tensor]) -> list[tuple[Tensor, tuple, int, Tensor]]:
-    return [(t, tuple(t.shape), t._version, t.detach().clone()) for t in tensors]
+def storage_bytes(t: Tensor) -> Tensor:
+    """Every byte of the storage behind ``t`` (uint8, 1-D), its visible extent or not: a
+    view of the storage, which sees later writes through any alias."""
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
 
 
-def _changed(snapshot: list[tuple[Tensor, tuple, int, Tensor]]) -> bool:
+def _snapshot(tensors: Iterable[Tensor]) -> list[tuple[Tensor, tuple, int, Tensor, Tensor]]:
+    return [(t, tuple(t.shape), t._version, t.detach().clone(), storage_bytes(t).clone())
+            for t in tensors]
+
+
+def _visibly_changed(snapshot: list[tuple[Tensor, tuple, int, Tensor, Tensor]]) -> bool:
+    """Whether a tensor's shape, version counter or values changed."""
     return any(tuple(t.shape) != shape or t._version != version
                or not torch.equal(torch.nan_to_num(t.detach()), torch.nan_to_num(copy))
-               for t, shape, version, copy in snapshot)
+               for t, shape, version, copy, _ in snapshot)
+
+
+def _changed(snapshot: list[tuple[Tensor, tuple, int, Tensor, Tensor]]) -> bool:
+    """Whether a tensor changed visibly or in any byte of the storage behind it: a write
+    into room beyond its visible extent (a growable buffer's spare capacity, through an
+    alias with a version counter of its own) counts too."""
+    return _visibly_changed(snapshot) or any(not torch.equal(storage_bytes(t), stored)
+                                             for t, _, _, _, stored in snapshot)
 
 
 def run_forward(impl: Implementation, module: nn.Module, x: Tensor, cache: Any, what: str,
@@ -217,10 +243,12 @@ def run_forward(impl: Implementation, module: nn.Module, x: Tensor, cache: Any, 
     before = _snapshot([*cache_tensors(cache), *buffers])
 
     def modified() -> GradingFailure:
-        where = " (the storage behind it, beyond the s visible positions)" if buffers else ""
+        beyond = buffers or not _visibly_changed(before)
+        where = _(" (the storage behind it, beyond the s visible positions)") if beyond else ""
         return verdict(f"{what}.forward", on, [
-            f"the cache passed in was modified in place{where}; it must stay as it was",
-            "(another call may branch from the same cache, as beam search does)"],
+            _("the cache passed in was modified in place{where}; it must stay as it was",
+              where=where),
+            _("(another call may branch from the same cache, as beam search does)")],
             "cache-modified-in-place")
 
     try:
@@ -237,10 +265,10 @@ def run_forward(impl: Implementation, module: nn.Module, x: Tensor, cache: Any, 
 def check_cache(got: Any, passed: Any, full_kv: tuple[Tensor, Tensor], s: int, t: int,
                 on: str) -> tuple[Tensor, Tensor]:
     """The returned cache must be the keys and values of positions 0 ... s+t-1."""
-    check = "the returned cache (k, v), each (b, h, s + t, head_dim)"
+    check = _("the returned cache (k, v), each (b, h, s + t, head_dim)")
     if got is passed:
-        raise verdict(check, on, [f"got back the cache passed in ({describe_value(passed)}), "
-                                  "not one extended with the new positions"],
+        raise verdict(check, on, [_("got back the cache passed in ({value}), not one extended "
+                                    "with the new positions", value=describe_value(passed))],
                       "cache-not-updated")
     got = expect_tuple(got, 2, check, on, "k, v")
     for name, returned, full, old in zip("kv", got, full_kv, cache_tensors(passed) or (None, None)):
@@ -305,10 +333,14 @@ def check_call(impl: Implementation, module: nn.Module, what: str, state: dict[s
     suspects = [Suspect("causal-mask-offset",
                         predict=lambda: chunk_reference(state, prefix, s, num_heads, "top-left")),
                 missing_mask_suspect(impl, module, what, state, x, s, t, cache, num_heads, on,
-                                     buffers)]
+                                     buffers),
+                *(Suspect("reshape-without-transpose",
+                          predict=lambda h=heads: chunk_reference(state, prefix, s, num_heads,
+                                                                  heads=h))
+                  for heads in ("split", "merge", "both"))]
     expect_close(output, full_out[:, s:s + t],
-                 "the output (b, t, E) against nn.MultiheadAttention with a causal mask on the "
-                 "whole sequence", on, suspects, slack=slack)
+                 _("the output (b, t, E) against nn.MultiheadAttention with a causal mask on "
+                   "the whole sequence"), on, suspects, slack=slack)
     return check_cache(new_cache, cache, full_kv, s, t, on)
 
 
@@ -335,10 +367,13 @@ def describe_split(pieces: tuple[int, ...], index: int, b: int, embed: int, what
     s = sum(pieces[:index])
     t = pieces[index]
     dtype_note = "" if dtype == torch.float32 else f" {str(dtype)[6:]}"
-    where = f"positions {s}..{s + t - 1}" if t > 1 else f"position {s}"
-    cache = f"a cache of {s}" if index else ("cache None" if not cache_note else cache_note)
-    return (f"x{dtype_note} ({b}, {t}, {embed}) at {where} with {cache}, call {index + 1} of "
-            f"the split {'+'.join(map(str, pieces))} of a sequence of {sum(pieces)}, {what}")
+    where = (_("positions {first}..{last}", first=s, last=s + t - 1) if t > 1
+             else _("position {position}", position=s))
+    cache = (_("a cache of {length}", length=s) if index
+             else (_("cache None") if not cache_note else cache_note))
+    return _("{x} at {where} with {cache}, call {call} of the split {split} of a sequence of "
+             "{n}, {module}", x=f"x{dtype_note} ({b}, {t}, {embed})", where=where, cache=cache,
+             call=index + 1, split="+".join(map(str, pieces)), n=sum(pieces), module=what)
 
 
 def check_sequence(impl: Implementation, *, embed_dim: int, num_heads: int, b: int, n: int,
@@ -360,7 +395,7 @@ def check_sequence(impl: Implementation, *, embed_dim: int, num_heads: int, b: i
             cache = tuple(kv[:, :, :0].clone() for kv in full_kv)
         s = 0
         for index, t in enumerate(pieces):
-            note = "a cache of 0 positions" if empty_cache else ""
+            note = _("a cache of 0 positions") if empty_cache else ""
             on = describe_split(pieces, index, b, embed_dim, what, dtype, note)
             cache = check_call(impl, module, what, state, x, full_out, full_kv, s, t, cache,
                                num_heads, on)
@@ -370,6 +405,7 @@ def check_sequence(impl: Implementation, *, embed_dim: int, num_heads: int, b: i
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("one call against nn.MultiheadAttention"))
 @pytest.mark.core
 def test_one_call_matches_pytorch(impl):
     """The whole sequence in one call, cache None: the output equals nn.MultiheadAttention
@@ -379,6 +415,7 @@ def test_one_call_matches_pytorch(impl):
     check_sequence(impl, embed_dim=6, num_heads=1, b=1, n=3, seed=120)
 
 
+@title(N_("every split matches one call"))
 @pytest.mark.core
 def test_every_split_matches_one_call(impl):
     """Every split of the sequence - a prefill of each length (none: the first chunk gets
@@ -389,6 +426,7 @@ def test_every_split_matches_one_call(impl):
                    split_list=[(4, 1), (2, 3), (1, 2, 2), (1, 1, 1, 1, 1)])
 
 
+@title(N_("an empty cache"))
 @pytest.mark.core
 def test_empty_cache(impl):
     """A cache of 0 positions ((b, h, 0, head_dim) tensors) acts like no cache at all."""
@@ -406,6 +444,7 @@ def split_case(rng):
     return num_heads * head_dim, num_heads, rng.randint(1, 3), n, tuple(pieces), rng.randint(0, 9999)
 
 
+@title(N_("random shapes and splits"))
 @pytest.mark.core
 def test_random_shapes(impl):
     """Random widths, head counts, batch sizes, lengths and splits, from a fixed seed."""
@@ -414,6 +453,7 @@ def test_random_shapes(impl):
                        split_list=[pieces])
 
 
+@title(N_("the cache passed in is left untouched"))
 @pytest.mark.core
 def test_cache_passed_in_is_untouched(impl):
     """Branching: two different continuations from one cache each give their own right
@@ -439,17 +479,18 @@ def test_cache_passed_in_is_untouched(impl):
         with torch.no_grad():
             full_out = pytorch_full(twin, x)
             full_kv = keys_values(state, x, num_heads)
-        on = (f"x ({b}, {t}, {embed_dim}) at positions {s}.. with a cache of {s} positions "
-              f"(a narrow view of a ({b}, {num_heads}, {s + 4}, {d}) buffer), branch "
-              f"{branch + 1} of 2 from that same cache, {what}")
+        on = _("{x} at positions {s}.. with a cache of {s} positions (a narrow view of a "
+               "{buffer} buffer), branch {branch} of 2 from that same cache, {module}",
+               x=f"x ({b}, {t}, {embed_dim})", s=s, buffer=(b, num_heads, s + 4, d),
+               branch=branch + 1, module=what)
         returned = check_call(impl, module, what, state, x, full_out, full_kv, s, t, cache,
                               num_heads, on, buffers=buffers)
         results.append((returned, full_kv, on))
     # The first branch's cache must still hold its own positions after the second call.
     for returned, full_kv, on in results:
         for name, got, expected in zip("kv", returned, full_kv):
-            expect_close(got, expected, f"the returned cache's {name}, after both branches ran",
-                         on)
+            expect_close(got, expected,
+                         _("the returned cache's {name}, after both branches ran", name=name), on)
 
 
 # ------------------------------------------------------------------------- follow-ups
@@ -465,20 +506,21 @@ def check_gradients(impl: Implementation, *, embed_dim: int, num_heads: int, b: 
     module, state, what = build_module(impl, twin)
     base = [randn(b, t, embed_dim, seed=seed + 1 + i, dtype=dtype) for i, t in enumerate(pieces)]
     chunks = leaf_copies(*base)
-    on = (f"x{'' if dtype == torch.float32 else ' ' + str(dtype)[6:]} fed in the split "
-          f"{'+'.join(map(str, pieces))} (b={b}), loss on the last call's output and cache, "
-          f"{what}")
+    on = _("{x} fed in the split {split} (b={b}), loss on the last call's output and cache, "
+           "{module}", x=f"x{'' if dtype == torch.float32 else ' ' + str(dtype)[6:]}",
+           split="+".join(map(str, pieces)), b=b, module=what)
     cache: Any = None
     for chunk in chunks:
         output, cache = run_forward(impl, module, chunk, cache, what, on)
     cache = expect_tuple(cache, 2, f"{what}.forward", on, "k, v")
-    later = {"the last output": output, "the returned k": cache[0], "the returned v": cache[1]}
+    later = {_("the last output"): output, _("the returned {name}", name="k"): cache[0],
+             _("the returned {name}", name="v"): cache[1]}
     for name, value in later.items():
         if not isinstance(value, Tensor):
-            raise verdict(f"backward through {name}", on,
-                          [f"expected a tensor, got {describe_value(value)}"])
-    expect_tracks_grad(later, "backward through the last call", on)
-    names = [f"x of call {i + 1}" for i in range(len(pieces))]
+            raise verdict(_("backward through {module}", module=name), on,
+                          [_("expected a tensor, got {value}", value=describe_value(value))])
+    expect_tracks_grad(later, _("backward through the last call"), on)
+    names = [_("x of call {call}", call=i + 1) for i in range(len(pieces))]
     got = grads_of(weighted_sum(later.values(), seed=seed + 50),
                    {**dict(zip(names, chunks)), **dict(module.named_parameters())})
 
@@ -490,10 +532,11 @@ def check_gradients(impl: Implementation, *, embed_dim: int, num_heads: int, b: 
     ref_k, ref_v = keys_values(ref_state, x, num_heads)
     expected = grads_of(weighted_sum([ref_out, ref_k, ref_v], seed=seed + 50),
                         {**dict(zip(names, ref_chunks)), **ref_state})
-    expect_grads_close(got, expected, "backward through the last call", on,
+    expect_grads_close(got, expected, _("backward through the last call"), on,
                        slack=FLOAT64_SLACK if dtype == torch.float64 else 1.0)
 
 
+@title(N_("gradients through the cache"))
 @pytest.mark.followup
 def test_gradients_through_the_cache(impl):
     """The returned cache carries gradients: backward through a later call's output reaches
@@ -503,6 +546,7 @@ def test_gradients_through_the_cache(impl):
                     dtype=torch.float64, bias=False)
 
 
+@title(N_("the cache in float64"))
 @pytest.mark.followup
 def test_float64(impl):
     """float64 weights and inputs give float64 outputs and caches (see FLOAT64_SLACK)."""
@@ -510,6 +554,7 @@ def test_float64(impl):
                    split_list=[(5,), (2, 1, 2), (1, 1, 1, 1, 1)])
 
 
+@title(N_("without bias"))
 @pytest.mark.followup
 def test_without_bias(impl):
     """bias=False: the four projections have no bias."""
@@ -533,12 +578,14 @@ def check_half_precision(impl: Implementation, device: str) -> None:
         for pieces in [(6,), (3, 1, 2)]:
             cache, s = None, 0
             for index, t in enumerate(pieces):
-                on = describe_split(pieces, index, 2, 16, what, dtype) + f" on {device}"
+                on = (describe_split(pieces, index, 2, 16, what, dtype)
+                      + _(" on {device}", device=device))
                 cache = check_call(impl, module, what, state, x, full_out, full_kv, s, t,
                                    cache, 4, on)
                 s += t
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):

@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core import guard
+from graders.core.i18n import N_, _
 from graders.core.reference import additive_mask, attend
 from graders.core.compare import (
     MISTAKE_SLACK,
@@ -41,7 +43,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
 
 __all__ = [
     "test_causal_mask",
@@ -271,7 +273,8 @@ def attention_inputs(n: int, m: int, batch: int, embed_dim: int, seed: int,
 
 def expect_dtype(got: Tensor, dtype: torch.dtype, check: str, on: str, why: str) -> None:
     if got.dtype != dtype:
-        raise verdict(check, on, [f"expected dtype {dtype}, got {got.dtype} ({why})"])
+        raise verdict(check, on, [_("expected dtype {expected}, got {got} ({why})", expected=dtype,
+                                    got=got.dtype, why=why)])
 
 
 def expect_minus_inf(got: Tensor, expected: Tensor, check: str, on: str) -> None:
@@ -281,9 +284,10 @@ def expect_minus_inf(got: Tensor, expected: Tensor, check: str, on: str) -> None
         where = tuple(int(i) for i in stand_in.nonzero()[0])
         value = got[where].item()
         raise verdict(check, on, [
-            f"a blocked position holds {value:.4g} at index {where}, not -inf",
-            "use float('-inf') for blocked positions, as PyTorch's masks do: a large "
-            "negative number is not the same (a fully blocked row would not give zeros)",
+            _("a blocked position holds {value} at index {index}, not -inf", value=f"{value:.4g}",
+              index=where),
+            _("use float('-inf') for blocked positions, as PyTorch's masks do: a large "
+              "negative number is not the same (a fully blocked row would not give zeros)"),
         ])
 
 
@@ -303,17 +307,17 @@ def check_mask_values(got: Tensor, expected: Tensor, check: str, on: str,
     got_blocked, exp_blocked = torch.isneginf(got64), torch.isneginf(exp64)
     nan = torch.isnan(got64) & ~torch.isnan(exp64)
     start = max(0, int((~same).flatten().nonzero()[0]) - 1)  # previews show the difference
-    details = [f"expected {describe_tensor(expected, start)}",
-               f"got      {describe_tensor(got, start)}"]
-    kinds = ((nan, "NaN"),
-             (got_blocked & ~exp_blocked, "blocked (-inf) that should be allowed"),
-             (~got_blocked & exp_blocked & ~nan, "allowed that should be blocked (-inf)"),
-             (~same & (got_blocked == exp_blocked) & ~nan, "with a different value"))
+    details = [_("expected {value}", value=describe_tensor(expected, start)),
+               _("got      {value}", value=describe_tensor(got, start))]
+    kinds = ((nan, _("NaN")),
+             (got_blocked & ~exp_blocked, _("blocked (-inf) that should be allowed")),
+             (~got_blocked & exp_blocked & ~nan, _("allowed that should be blocked (-inf)")),
+             (~same & (got_blocked == exp_blocked) & ~nan, _("with a different value")))
     for where, what in kinds:
         if bool(where.any()):
             first = tuple(int(i) for i in where.nonzero()[0])
-            details.append(f"{int(where.sum())} of {where.numel()} position(s) {what}, "
-                           f"first at index {first}")
+            details.append(_("{count} of {total} position(s) {what}, first at index {index}",
+                             count=int(where.sum()), total=where.numel(), what=what, index=first))
     slug = identify(got, expected, suspects, rtol * MISTAKE_SLACK, atol * MISTAKE_SLACK)
     raise verdict(check, on, details, slug)
 
@@ -334,7 +338,7 @@ def merge_description(key_padding_mask, attn_mask, num_heads, dtype) -> str:
                          dtype=None if dtype == torch.float32 else dtype)
     if key_padding_mask is not None:
         lengths = (~key_padding_mask).sum(-1).tolist()
-        on += f" (key lengths {lengths})"
+        on += _(" (key lengths {lengths})", lengths=lengths)
     return on or "key_padding_mask=None, attn_mask=None"
 
 
@@ -349,19 +353,19 @@ def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 def expect_merged_layout(merged, full: tuple[int, int, int], dtype: torch.dtype,
                          device: torch.device, on: str) -> Tensor:
     """A tensor of ``dtype`` on ``device``, broadcastable to (b*h, n, m); returned expanded."""
-    check = "merge_masks' result"
+    check = _("merge_masks' result")
     merged = expect_tensor(merged, check, on)
     if not broadcasts_to(tuple(merged.shape), full):
         raise verdict(check, on, [
-            f"got shape {tuple(merged.shape)}, which does not broadcast to "
-            f"(batch*heads, n, m) = {full}",
-            "key_padding_mask (b, m) becomes (b*h, 1, m); attn_mask keeps its shape",
+            _("got shape {got}, which does not broadcast to (batch*heads, n, m) = {full}",
+              got=tuple(merged.shape), full=full),
+            _("key_padding_mask (b, m) becomes (b*h, 1, m); attn_mask keeps its shape"),
         ])
-    why = "the dtype argument" if dtype != torch.float32 else "the default dtype=torch.float32"
+    why = _("the dtype argument") if dtype != torch.float32 else _("the default dtype=torch.float32")
     expect_dtype(merged, dtype, check, on, why)
     if merged.device != device:
-        raise verdict(check, on, [f"expected device {device}, got {merged.device} "
-                                  "(keep the masks' device)"])
+        raise verdict(check, on, [_("expected device {expected}, got {got} (keep the masks' device)",
+                                    expected=device, got=merged.device)])
     return merged.expand(full)
 
 
@@ -376,8 +380,8 @@ def check_merge(impl: Implementation, key_padding_mask: Tensor | None, attn_mask
     merged = run_merge(impl, key_padding_mask, attn_mask, heads, dtype, on)
     if key_padding_mask is None and attn_mask is None:
         if merged is not None:
-            raise verdict("merge_masks' result", on, [
-                f"expected None when both masks are None, got {describe_value(merged)}"])
+            raise verdict(_("merge_masks' result"), on, [
+                _("expected None when both masks are None, got {value}", value=describe_value(merged))])
         return
     full = (batch * heads, n, m)
     mask_device = (key_padding_mask if key_padding_mask is not None else attn_mask).device
@@ -395,17 +399,48 @@ def check_merge(impl: Implementation, key_padding_mask: Tensor | None, attn_mask
                 reference_attention(twin, q, k, v, mask)[index]
         return merge_suspects(key_padding_mask, attn_mask, heads, dtype, outcome)
 
-    with_mask = on + f"; query length n={n}, key length m={m}"
-    expect_close(got_w, expected_w, "attention weights (b, h, n, m) with your mask vs "
-                 "nn.MultiheadAttention's", with_mask, suspects(1))
-    expect_close(got_out, expected_out, "attention output with your mask vs "
-                 "nn.MultiheadAttention's", with_mask, suspects(0))
+    with_mask = on + _("; query length n={n}, key length m={m}", n=n, m=m)
+    expect_close(got_w, expected_w, _("attention weights (b, h, n, m) with your mask vs "
+                 "nn.MultiheadAttention's"), with_mask, suspects(1))
+    expect_close(got_out, expected_out, _("attention output with your mask vs "
+                 "nn.MultiheadAttention's"), with_mask, suspects(0))
     expected = merge_reference(key_padding_mask, attn_mask, heads, dtype).expand(full)
-    check_mask_values(merged, expected, "the merged mask's values, broadcast to (b*h, n, m)",
+    check_mask_values(merged, expected, _("the merged mask's values, broadcast to (b*h, n, m)"),
                       with_mask, suspects(None))
 
 
 # --------------------------------------------------------------------------- causal_mask
+
+
+def check_causal_on_meta(impl: Implementation, size: int) -> None:
+    """causal_mask(size, device="meta") is made on the meta device: a mask built on the
+    CPU whatever ``device`` says fails here on any machine. A meta tensor has no values, so
+    only its shape, dtype and device are checked; a function that raises on meta (a
+    correct one may read values, e.g. with .item()) did honour the device and passes."""
+    on = f"size={size}, device='meta'"
+    fn = impl.attr("causal_mask")
+
+    def on_meta(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (guard.ForbiddenCall, guard.LearnerTimeout):
+            raise
+        except Exception:  # values asked of a meta tensor: it was made there
+            return None
+
+    got = impl.call(on_meta, size, device="meta", what="causal_mask", on=on)
+    if got is None:
+        return
+    check = _("causal_mask on the device it is given")
+    got = expect_tensor(got, check, on)
+    if got.device.type != "meta":
+        raise verdict(check, on, [
+            _("expected device meta, got {device}: make the mask on `device` (e.g. "
+              "torch.full(..., device=device)), not on the CPU", device=got.device)])
+    if got.shape != (size, size) or got.dtype != torch.float32:
+        raise verdict(check, on, [_("expected float32 {expected}, got {dtype} {shape}",
+                                    expected=(size, size), dtype=str(got.dtype)[6:],
+                                    shape=tuple(got.shape))])
 
 
 def check_causal(impl: Implementation, size: int, device=None) -> None:
@@ -414,14 +449,15 @@ def check_causal(impl: Implementation, size: int, device=None) -> None:
     kwargs = {} if device is None else {"device": device}
     got = impl.call(fn, size, what="causal_mask", on=on, **kwargs)
     expected = nn.Transformer.generate_square_subsequent_mask(size, device=device)
-    check = "causal_mask against nn.Transformer.generate_square_subsequent_mask"
+    check = _("causal_mask against nn.Transformer.generate_square_subsequent_mask")
     got = expect_tensor(got, check, on)
     if got.shape != expected.shape:
-        raise verdict(check, on, [f"expected shape {tuple(expected.shape)}, got "
-                                  f"{tuple(got.shape)}"])
-    expect_dtype(got, expected.dtype, check, on, "a float mask of 0 and -inf, like PyTorch's")
+        raise verdict(check, on, [_("expected shape {expected}, got {got}",
+                                    expected=tuple(expected.shape), got=tuple(got.shape))])
+    expect_dtype(got, expected.dtype, check, on, _("a float mask of 0 and -inf, like PyTorch's"))
     if got.device != expected.device:
-        raise verdict(check, on, [f"expected device {expected.device}, got {got.device}"])
+        raise verdict(check, on, [_("expected device {expected}, got {got}", expected=expected.device,
+                                    got=got.device)])
     suspects = suspects_from([
         ("causal-diagonal", lambda: causal_reference(size, device, offset=-1)),
         ("causal-diagonal", lambda: causal_reference(size, device, offset=1)),
@@ -431,13 +467,16 @@ def check_causal(impl: Implementation, size: int, device=None) -> None:
     check_mask_values(got, expected, check, on, suspects)
 
 
+@title(N_("causal_mask"))
 @pytest.mark.core
 def test_causal_mask(impl):
-    """0 on and below the diagonal, -inf above, float32 on the CPU; sizes 1 to 8."""
+    """0 on and below the diagonal, -inf above, float32 on the CPU; sizes 1 to 8; made on
+    the device given (the meta device, which every machine has)."""
     for size in (5, 1, 2, 8):
         check_causal(impl, size)
     check_causal(impl, 3, device="cpu")
     check_causal(impl, 4, device=torch.device("cpu"))
+    check_causal_on_meta(impl, 6)
 
 
 # -------------------------------------------------------------------------- padding_mask
@@ -451,23 +490,25 @@ def check_padding(impl: Implementation, lengths, max_len: int | None = None) -> 
     kwargs = {} if max_len is None else {"max_len": max_len}
     got = impl.call(fn, lengths, what="padding_mask", on=on, **kwargs)
     expected = padding_reference(lengths, max_len)
-    check = "padding_mask (True at padded positions)"
+    check = _("padding_mask (True at padded positions)")
     got = expect_tensor(got, check, on)
     if got.shape != expected.shape:
         raise verdict(check, on, [
-            f"expected shape (batch, max_len) = {tuple(expected.shape)}, got {tuple(got.shape)}",
-            "max_len defaults to the longest length" if max_len is None else
-            "max_len, when given, is the mask's width",
+            _("expected shape (batch, max_len) = {expected}, got {got}",
+              expected=tuple(expected.shape), got=tuple(got.shape)),
+            _("max_len defaults to the longest length") if max_len is None else
+            _("max_len, when given, is the mask's width"),
         ])
-    expect_dtype(got, torch.bool, check, on, "a bool mask, True = padded")
+    expect_dtype(got, torch.bool, check, on, _("a bool mask, True = padded"))
     if got.device != expected.device:
-        raise verdict(check, on, [f"expected device {expected.device} (the lengths' device), "
-                                  f"got {got.device}"])
+        raise verdict(check, on, [_("expected device {expected} (the lengths' device), got {got}",
+                                    expected=expected.device, got=got.device)])
     suspects = [Suspect("mask-inverted", predict=lambda: padding_reference(lengths, max_len,
                                                                            invert=True))]
     expect_close(got, expected, check, on, suspects)
 
 
+@title(N_("padding_mask"))
 @pytest.mark.core
 def test_padding_mask(impl):
     """Lengths as a tensor and as a list, a batch without padding, an explicit max_len."""
@@ -482,12 +523,14 @@ def test_padding_mask(impl):
 # --------------------------------------------------------------------------- merge_masks
 
 
+@title(N_("merge_masks without masks"))
 @pytest.mark.core
 def test_merge_no_masks(impl):
     """Both masks None: merge_masks returns None (attention runs unmasked)."""
     check_merge(impl, None, None, batch=2, heads=2, n=3, m=4)
 
 
+@title(N_("merge_masks with a padding mask only"))
 @pytest.mark.core
 def test_merge_padding_only(impl):
     """key_padding_mask alone, padding that differs per batch element, h > 1, n != m."""
@@ -495,6 +538,7 @@ def test_merge_padding_only(impl):
     check_merge(impl, key_padding([2, 5], 5), None, batch=2, heads=4, n=3, m=5, seed=20)
 
 
+@title(N_("merge_masks with attn_mask only"))
 @pytest.mark.core
 def test_merge_attn_mask_only(impl):
     """attn_mask alone: bool and float, (n, m) and (b*h, n, m)."""
@@ -507,6 +551,7 @@ def test_merge_attn_mask_only(impl):
                 seed=61)
 
 
+@title(N_("merge_masks with both masks"))
 @pytest.mark.core
 def test_merge_both_masks(impl):
     """key_padding_mask with a bool or float attn_mask, (n, m) and (b*h, n, m): a key is
@@ -529,6 +574,7 @@ def merge_case(rng):
     return batch, heads, n, m, lengths, attn_kind, per_head, rng.randint(0, 10_000)
 
 
+@title(N_("merge_masks on random shapes"))
 @pytest.mark.core
 def test_merge_random_shapes(impl):
     """Random batch, heads, lengths and masks, drawn from a fixed seed (the same every run)."""
@@ -542,6 +588,7 @@ def test_merge_random_shapes(impl):
                     seed=seed)
 
 
+@title(N_("merge_masks keeps the dtype"))
 @pytest.mark.followup
 def test_merge_dtypes(impl):
     """dtype is honoured: float64 (attention in float64), a float64 attn_mask merged into
@@ -567,10 +614,11 @@ def test_merge_dtypes(impl):
         expected = merge_reference(padding, attn, h, dtype).expand(b * h, n, m)
         suspects = merge_suspects(padding, attn, h, dtype,
                                   lambda mask: mask.expand(b * h, n, m))
-        check_mask_values(merged, expected, "the merged mask's values, broadcast to "
-                          "(b*h, n, m)", on, suspects)
+        check_mask_values(merged, expected, _("the merged mask's values, broadcast to "
+                          "(b*h, n, m)"), on, suspects)
 
 
+@title(N_("gradient of a learned float mask"))
 @pytest.mark.followup
 def test_merge_float_mask_gradient(impl):
     """A float attn_mask can be a learned bias: its gradient through attention equals
@@ -579,7 +627,7 @@ def test_merge_float_mask_gradient(impl):
     padding = key_padding([5, 3], m)
     for seed, shape in ((160, (n, m)), (170, (b * h, n, m))):
         (attn,) = leaf_copies(randn(*shape, seed=seed))
-        on = merge_description(padding, attn, h, torch.float32) + " (attn_mask requires grad)"
+        on = merge_description(padding, attn, h, torch.float32) + _(" (attn_mask requires grad)")
         merged = run_merge(impl, padding, attn, h, torch.float32, on)
         merged = expect_merged_layout(merged, (b * h, n, m), torch.float32, torch.device("cpu"), on)
         twin = pytorch_twin(h * head_dim, h, seed + 1)
@@ -590,32 +638,34 @@ def test_merge_float_mask_gradient(impl):
         ref_out, ref_w = pytorch_attention(twin, q, k, v, padding, ref_attn)
         expected = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 3),
                             {"attn_mask": ref_attn})
-        expect_grads_close(got, expected, "backward through attention with your mask", on)
+        expect_grads_close(got, expected, _("backward through attention with your mask"), on)
 
 
+@title(N_("causal and padding masks in decoder self-attention"))
 @pytest.mark.followup
 def test_decoder_self_attention(impl):
     """All three together: merge_masks(padding_mask(lengths), causal_mask(n)) in masked
     self-attention equals nn.MultiheadAttention with PyTorch's causal and padding masks."""
     b, h, n, head_dim = 3, 2, 5, 4
     lengths = [5, 2, 4]
-    on = f"lengths={lengths}, causal size {n}, num_heads={h}"
+    on = _("lengths={lengths}, causal size {n}, num_heads={h}", lengths=lengths, n=n, h=h)
     padding = impl.call(impl.attr("padding_mask"), torch.tensor(lengths), what="padding_mask",
                         on=on)
     causal = impl.call(impl.attr("causal_mask"), n, what="causal_mask", on=on)
     merged = impl.call(impl.attr("merge_masks"), padding, causal, h, what="merge_masks",
-                       on=on + " (your padding and causal masks)")
+                       on=on + _(" (your padding and causal masks)"))
     merged = expect_merged_layout(merged, (b * h, n, n), torch.float32, torch.device("cpu"), on)
     twin = pytorch_twin(h * head_dim, h, seed=180)
     x = randn(n, b, h * head_dim, seed=181)
     expected_out, expected_w = pytorch_attention(
         twin, x, x, x, key_padding(lengths, n), nn.Transformer.generate_square_subsequent_mask(n))
     got_out, got_w = reference_attention(twin, x, x, x, merged)
-    check = "masked self-attention with your three masks vs nn.MultiheadAttention"
-    expect_close(got_w, expected_w, check + ": weights (b, h, n, n)", on)
-    expect_close(got_out, expected_out, check + ": output", on)
+    check = _("masked self-attention with your three masks vs nn.MultiheadAttention")
+    expect_close(got_w, expected_w, _("{check}: weights (b, h, n, n)", check=check), on)
+    expect_close(got_out, expected_out, _("{check}: output", check=check), on)
 
 
+@title(N_("masks on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_masks_on_cuda(impl):

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.reference import attend
 from graders.core.compare import (
     MISTAKE_SLACK,
@@ -35,7 +36,7 @@ from graders.core.compare import (
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
 
 __all__ = [
     "test_mha_matches_pytorch",
@@ -118,16 +119,22 @@ def in_projections(
     bias_parts: tuple[int, int, int] = IDENTITY,
     in_bias: tuple[bool, bool, bool] = (True, True, True),
     strided: tuple[bool, bool] = (False, False),
+    per_head: int = 0,
 ) -> list[Tensor]:
     """q, k, v = F.linear(xs[inputs[i]], W[weight_parts[i]], b[bias_parts[i]]) for i = 0, 1, 2.
 
     xs are the batch-first (query, key, value); W and b the thirds of in_proj_weight /
     in_proj_bias, or, where ``strided`` says so (for W, for b), every third row instead
-    (``view(E, 3, E)`` read as (q, k, v) per row). The default arguments are the correct
-    projections.
+    (``view(E, 3, E)`` read as (q, k, v) per row), or with ``per_head`` (the number of
+    heads) each head's q, k and v rows side by side (the fused projection viewed as
+    (h, 3, d), Megatron's layout, instead of (3, h, d)). The default arguments are the
+    correct projections.
     """
 
     def thirds(t: Tensor, every_third: bool) -> tuple[Tensor, ...]:
+        if per_head:
+            grouped = t.reshape(per_head, 3, t.size(0) // (3 * per_head), *t.shape[1:])
+            return tuple(grouped[:, i].reshape(t.size(0) // 3, *t.shape[1:]) for i in range(3))
         return tuple(t[i::3] for i in range(3)) if every_third else t.chunk(3)
 
     weights = thirds(state["in_proj_weight"], strided[0])
@@ -248,6 +255,7 @@ def mha_candidates(state, query, key, value, num_heads: int,
                 variant("qkv-chunk-order", weight_parts=weight_parts, bias_parts=bias_parts)
     for strided in ((True, True), (True, False), (False, True)) if has_bias else ((True, False),):
         variant("qkv-chunk-order", strided=strided)
+    variant("qkv-chunk-order", per_head=num_heads)  # the fused projection read as (h, 3, d)
     # ... versus a projection fed the wrong input, or one third used twice.
     for choice in product(IDENTITY, repeat=3):
         if choice != IDENTITY:
@@ -286,8 +294,8 @@ def mha_candidates(state, query, key, value, num_heads: int,
                  for index in (0, 1))
 
 
-NOT_DROPPED = ("no weight was dropped: in training mode dropout acts on the attention weights, "
-               "and the weights returned are the ones after dropout")
+NOT_DROPPED = N_("no weight was dropped: in training mode dropout acts on the attention "
+                 "weights, and the weights returned are the ones after dropout")
 
 
 def dropout_problems(got: Tensor, clean: Tensor, p: float,
@@ -307,18 +315,18 @@ def dropout_problems(got: Tensor, clean: Tensor, p: float,
     share = float(dropped.sum()) / max(int(visible.sum()), 1)
     if bool((zero | kept).all()):
         if not bool(dropped.any()):
-            return [NOT_DROPPED], share
+            return [_(NOT_DROPPED)], share
         if not bool((kept & visible & ~zero).any()):
-            return ["every weight was zeroed"], share
+            return [_("every weight was zeroed")], share
         return [], share
     if bool((zero | torch.isclose(got64, clean64, rtol=rtol, atol=atol)).all()):
         if not bool(dropped.any()):
-            return [NOT_DROPPED], share
-        return [f"weights were zeroed, but the survivors were not scaled by 1/(1-p) = "
-                f"{1 / (1 - p):g}"], share
+            return [_(NOT_DROPPED)], share
+        return [_("weights were zeroed, but the survivors were not scaled by 1/(1-p) = "
+                  "{factor}", factor=f"{1 / (1 - p):g}")], share
     bad = int((~(zero | kept)).sum())
-    return [f"{bad} of {got64.numel()} weights are neither 0 nor the undropped weight times "
-            f"1/(1-p) = {1 / (1 - p):g}"], share
+    return [_("{bad} of {total} weights are neither 0 nor the undropped weight times "
+              "1/(1-p) = {factor}", bad=bad, total=got64.numel(), factor=f"{1 / (1 - p):g}")], share
 
 
 def weights_behind_output(state, value: Tensor, output: Tensor, num_heads: int,
@@ -397,24 +405,24 @@ def build_module(impl: Implementation, twin: nn.MultiheadAttention, dtype=None,
     cls = impl.attr("MultiheadAttention")
     module = impl.call(cls, twin.embed_dim, twin.num_heads, dropout=twin.dropout,
                        bias=twin.in_proj_bias is not None, batch_first=twin.batch_first,
-                       what=what, on="construction")
+                       what=what, on=_("construction"))
     if not isinstance(module, nn.Module):
-        raise verdict(what, "construction",
-                      [f"expected an nn.Module, got {describe_value(module)}"])
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(module))])
     expected = {name: tuple(t.shape) for name, t in twin.state_dict().items()}
     got = {name: tuple(t.shape) for name, t in
-           impl.call(module.state_dict, what=f"{what}.state_dict", on="construction").items()}
+           impl.call(module.state_dict, what=f"{what}.state_dict", on=_("construction")).items()}
     if got != expected:
         details = shape_mismatches(got, expected)
-        details.append("nn.MultiheadAttention has in_proj_weight (3E, E), in_proj_bias (3E) "
-                       "or None, and out_proj = nn.Linear(E, E, bias=bias)")
-        raise verdict(f"the parameters of {what}", "construction", details,
+        details.append(_("nn.MultiheadAttention has in_proj_weight (3E, E), in_proj_bias (3E) "
+                         "or None, and out_proj = nn.Linear(E, E, bias=bias)"))
+        raise verdict(_("the parameters of {module}", module=what), _("construction"), details,
                       missing_parameters_slug(set(expected) - set(got), set(got) - set(expected)))
     module = impl.call(module.to, device=device or twin.in_proj_weight.device,
                        dtype=dtype or twin.in_proj_weight.dtype,
-                       what=f"{what}.to", on="construction")
+                       what=f"{what}.to", on=_("construction"))
     impl.call(module.load_state_dict, twin.state_dict(), what=f"{what}.load_state_dict",
-              on="nn.MultiheadAttention's state dict")
+              on=_("nn.MultiheadAttention's state dict"))
     module.train(twin.training)
     return module
 
@@ -435,8 +443,9 @@ def make_inputs(twin: nn.MultiheadAttention, b: int, n: int, m: int, seed: int,
 
 def describe_call(twin: nn.MultiheadAttention, inputs, extra: str = "") -> str:
     q, k, v = inputs
-    mode = "" if twin.training else ", eval mode"
-    return f"{describe_inputs(query=q, key=k, value=v)} with {module_name(twin)}{mode}{extra}"
+    mode = "" if twin.training else _(", eval mode")
+    return _("{inputs} with {module}", inputs=describe_inputs(query=q, key=k, value=v),
+             module=module_name(twin)) + mode + extra
 
 
 def run_module(impl: Implementation, module: nn.Module, inputs, on: str, **kwargs):
@@ -466,7 +475,7 @@ def check_mha(impl: Implementation, *, embed_dim: int, num_heads: int, b: int, n
         base = (base[0], base[0], base[0])
     inputs = leaf_copies(*base) if check_grads else base
     extra = "" if need_weights is None else f", need_weights={need_weights}"
-    extra += " (query, key and value the same tensor)" if self_attention else ""
+    extra += _(" (query, key and value the same tensor)") if self_attention else ""
     on = describe_call(twin, base, extra)
     kwargs = {} if need_weights is None else {"need_weights": need_weights}
     output, weights = run_module(impl, module, inputs, on, **kwargs)
@@ -483,30 +492,32 @@ def check_mha(impl: Implementation, *, embed_dim: int, num_heads: int, b: int, n
         for index, suspects in enumerate((out_suspects, w_suspects)):
             suspects += dropout_in_eval_suspects(state, base[2], clean, dropout, num_heads,
                                                  batch_first, index)
-    expect_close(output, ref_out, "the attention output", on, out_suspects)
+    expect_close(output, ref_out, _("the attention output"), on, out_suspects)
     if need_weights is False:
         if weights is not None:
-            raise verdict("the attention weights", on,
-                          [f"expected None with need_weights=False, got {describe_value(weights)}"])
+            raise verdict(_("the attention weights"), on,
+                          [_("expected None with need_weights=False, got {value}",
+                             value=describe_value(weights))])
         return
-    expect_close(weights, ref_w, "the attention weights (b, h, n, m)", on, w_suspects)
+    expect_close(weights, ref_w, _("the attention weights (b, h, n, m)"), on, w_suspects)
     if not check_grads:
         return
 
     named = {"query": inputs[0], "key": inputs[1], "value": inputs[2],
              **dict(module.named_parameters())}
     expect_tracks_grad({"attn_output": output, "attn_weights": weights},
-                       "backward through output and weights", on)
+                       _("backward through output and weights"), on)
     got = grads_of(weighted_sum([output, weights], seed=seed + 7), named, on=on)
     ref_named = {"query": ref_inputs[0], "key": ref_inputs[1], "value": ref_inputs[2],
                  **dict(twin.named_parameters())}
     expected = grads_of(weighted_sum([ref_out, ref_w], seed=seed + 7), ref_named)
-    expect_grads_close(got, expected, "backward through output and weights", on)
+    expect_grads_close(got, expected, _("backward through output and weights"), on)
 
 
 # ------------------------------------------------------------------------------ core
 
 
+@title(N_("multi-head attention against nn.MultiheadAttention"))
 @pytest.mark.core
 def test_mha_matches_pytorch(impl):
     """(seq, batch, E) inputs, heads > 1, batch > 1; query length == and != key length;
@@ -523,6 +534,7 @@ def mha_case(rng):
     return num_heads * head_dim, num_heads, b, n, m, rng.randint(0, 10_000)
 
 
+@title(N_("multi-head attention on random shapes"))
 @pytest.mark.core
 def test_mha_random_shapes(impl):
     """Random widths, head counts, batch sizes and lengths, drawn from a fixed seed."""
@@ -530,6 +542,7 @@ def test_mha_random_shapes(impl):
         check_mha(impl, embed_dim=embed_dim, num_heads=num_heads, b=b, n=n, m=m, seed=seed)
 
 
+@title(N_("need_weights=False"))
 @pytest.mark.core
 def test_mha_need_weights_false(impl):
     """need_weights=False returns (attn_output, None), the output unchanged."""
@@ -540,6 +553,7 @@ def test_mha_need_weights_false(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("batch_first=True"))
 @pytest.mark.followup
 def test_mha_batch_first(impl):
     """batch_first=True takes (batch, seq, E) and returns the output batch first; also
@@ -550,6 +564,7 @@ def test_mha_batch_first(impl):
               self_attention=True)
 
 
+@title(N_("without bias"))
 @pytest.mark.followup
 def test_mha_without_bias(impl):
     """bias=False: in_proj_bias is None and out_proj has no bias, in both layouts."""
@@ -557,6 +572,7 @@ def test_mha_without_bias(impl):
     check_mha(impl, embed_dim=8, num_heads=2, b=2, n=5, m=3, bias=False, batch_first=True, seed=410)
 
 
+@title(N_("multi-head attention in float64"))
 @pytest.mark.followup
 def test_mha_float64(impl):
     """float64 weights and inputs give float64 results, at float64 precision."""
@@ -565,6 +581,7 @@ def test_mha_float64(impl):
               batch_first=True, bias=False, seed=510)
 
 
+@title(N_("gradients of inputs and weights"))
 @pytest.mark.followup
 def test_mha_gradients(impl):
     """Gradients of query, key, value and every parameter equal PyTorch's."""
@@ -573,6 +590,7 @@ def test_mha_gradients(impl):
               batch_first=True, bias=False, seed=610, check_grads=True)
 
 
+@title(N_("no dropout in eval mode"))
 @pytest.mark.followup
 def test_mha_dropout_off_in_eval(impl):
     """With dropout=0.5 in eval mode, nothing is dropped: equal to PyTorch's eval mode."""
@@ -581,6 +599,7 @@ def test_mha_dropout_off_in_eval(impl):
     check_mha(impl, embed_dim=16, num_heads=2, b=3, n=4, m=5, dropout=0.5, training=False, seed=700)
 
 
+@title(N_("dropout on the weights in training"))
 @pytest.mark.followup
 def test_mha_dropout_in_training(impl):
     """In training mode each weight is dropped (0) or scaled by 1/(1-p), so rows no longer
@@ -591,27 +610,29 @@ def test_mha_dropout_in_training(impl):
     module = build_module(impl, twin)
     b, n, m = 3, 6, 7  # 3 * 2 * 6 * 7 = 252 weights: the dropped share is 0.5 +- 0.03
     inputs = make_inputs(twin, b, n, m, seed=801)
-    on = describe_call(twin, inputs, ", training mode")
+    on = describe_call(twin, inputs, _(", training mode"))
     with torch.random.fork_rng():
         torch.manual_seed(802)
         output, weights = run_module(impl, module, inputs, on)
 
     with torch.no_grad():
-        _, clean = twin.eval()(*inputs, need_weights=True, average_attn_weights=False)
-    check = f"dropout on the attention weights (p={p})"
+        clean = twin.eval()(*inputs, need_weights=True, average_attn_weights=False)[1]
+    check = _("dropout on the attention weights (p={p})", p=p)
     weights = expect_tensor(weights, check, on)
     if weights.shape != clean.shape:
-        raise verdict(check, on, [f"expected weights of shape {tuple(clean.shape)}, "
-                                  f"got {tuple(weights.shape)}"])
+        raise verdict(check, on, [_("expected weights of shape {expected}, got {got}",
+                                    expected=tuple(clean.shape), got=tuple(weights.shape))])
     problems, share = dropout_problems(weights, clean, p)
     if not problems and not 0.3 <= share <= 0.7:
-        problems = [f"{share:.0%} of the weights were dropped; about {p:.0%} should be"]
+        problems = [_("{share} of the weights were dropped; about {p} should be",
+                       share=f"{share:.0%}", p=f"{p:.0%}")]
     if problems:
-        raise verdict(check, on, problems + [f"undropped weights {describe_tensor(clean)}",
-                                             f"got               {describe_tensor(weights)}"])
+        raise verdict(check, on, problems + [
+            _("undropped weights {value}", value=describe_tensor(clean)),
+            _("got               {value}", value=describe_tensor(weights))])
     expected = mha_reference(twin.state_dict(), *inputs, twin.num_heads, twin.batch_first,
                              dropped_weights=weights.detach())[0]
-    expect_close(output, expected, "the output, given the dropped weights it returned", on)
+    expect_close(output, expected, _("the output, given the dropped weights it returned"), on)
 
 
 def check_half_precision(impl: Implementation, device: str) -> None:
@@ -624,13 +645,14 @@ def check_half_precision(impl: Implementation, device: str) -> None:
                 param.copy_(param.to(dtype))
         module = build_module(impl, twin, dtype=dtype)
         inputs = make_inputs(twin, 2, 5, 7, seed=901, dtype=dtype)
-        on = describe_call(twin, inputs, f" on {device}")
+        on = describe_call(twin, inputs, _(" on {device}", device=device))
         output, weights = run_module(impl, module, inputs, on)
         ref_out, ref_w = twin_forward(twin, [x.float() for x in inputs])
-        expect_close(output, ref_out.to(dtype), "the attention output", on)
-        expect_close(weights, ref_w.to(dtype), "the attention weights (b, h, n, m)", on)
+        expect_close(output, ref_out.to(dtype), _("the attention output"), on)
+        expect_close(weights, ref_w.to(dtype), _("the attention weights (b, h, n, m)"), on)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_mha_half_precision_on_cuda(impl):

@@ -22,6 +22,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     MISTAKE_SLACK,
     expect_close,
@@ -32,7 +33,7 @@ from graders.core.compare import (
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
 
 __all__ = [
     "test_table_matches_formula",
@@ -230,10 +231,11 @@ def expect_values(got, expected: Tensor, angle: Tensor, check: str, on: str,
     where = tuple(int(i) for i in torch.unravel_index((diff - allowed).argmax(), diff.shape))
     start = max(0, int(bad.flatten().nonzero()[0]) - 1)  # previews show the first difference
     details = [
-        f"expected {describe_tensor(expected, start)}",
-        f"got      {describe_tensor(got, start)}",
-        f"worst at index {where}: expected {target[where].item():.6g}, got "
-        f"{as_float64(got)[where].item():.6g}; {int(bad.sum())} of {bad.numel()} values off",
+        _("expected {value}", value=describe_tensor(expected, start)),
+        _("got      {value}", value=describe_tensor(got, start)),
+        _("worst at index {index}: expected {expected}, got {got}; {off} of {total} values off",
+          index=where, expected=f"{target[where].item():.6g}",
+          got=f"{as_float64(got)[where].item():.6g}", off=int(bad.sum()), total=bad.numel()),
     ]
     raise verdict(check, on, details, identify(got, expected, suspects, 0.0, 0.0))
 
@@ -257,10 +259,11 @@ def check_table(impl: Implementation, max_len: int, d_model: int, base: float | 
     got = impl.call(fn, max_len, d_model, what="sinusoidal_positional_encoding", on=on, **kwargs)
     base = 10000.0 if base is None else base
     expected, angle = reference_table(max_len, d_model, base)
-    expect_values(got, expected.to(TABLE_DTYPE), angle, "the table (max_len, d_model)", on,
+    expect_values(got, expected.to(TABLE_DTYPE), angle, _("the table (max_len, d_model)"), on,
                   table_suspects(max_len, d_model, base, expected, angle))
 
 
+@title(N_("the table against the formula"))
 @pytest.mark.core
 def test_table_matches_formula(impl):
     """Even d_model, default base: PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)."""
@@ -268,6 +271,7 @@ def test_table_matches_formula(impl):
     check_table(impl, 50, 16)
 
 
+@title(N_("odd d_model and another base"))
 @pytest.mark.core
 def test_table_odd_d_model_and_other_base(impl):
     """Odd d_model (one more sin column than cos) and a base other than 10000."""
@@ -280,6 +284,7 @@ def table_case(rng):
     return rng.randint(1, 40), rng.randint(1, 24), rng.choice([None, 10.0, 1000.0, 12345.6])
 
 
+@title(N_("the table on random sizes"))
 @pytest.mark.core
 def test_table_random_shapes(impl):
     """Random sizes and bases, drawn from a fixed seed (the same cases every run)."""
@@ -296,17 +301,18 @@ def build(impl: Implementation, d_model: int, *, dropout: float = 0.1, max_len: 
     what = f"PositionalEncoding({d_model}, dropout={dropout}, max_len={max_len}, batch_first={batch_first})"
     cls = impl.attr("PositionalEncoding")
     module = impl.call(cls, d_model, dropout=dropout, max_len=max_len, batch_first=batch_first,
-                       what=what, on="construction")
+                       what=what, on=_("construction"))
     if not isinstance(module, nn.Module):
-        raise verdict(what, "construction", [f"expected an nn.Module, got {describe_value(module)}"])
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(module))])
     return module
 
 
 def module_description(module: nn.Module, d_model: int, max_len: int, batch_first: bool) -> str:
-    mode = "training" if module.training else "eval"
+    mode = _(", training mode") if module.training else _(", eval mode")
     moved = any(t.dtype == torch.float64 for t in module.buffers())
     return (f"PositionalEncoding({d_model}, max_len={max_len}, batch_first={batch_first})"
-            f"{'.to(torch.float64)' if moved else ''}, {mode} mode")
+            f"{'.to(torch.float64)' if moved else ''}{mode}")
 
 
 def forward_exception_slug(seq_len: int, batch: int, batch_first: bool
@@ -408,11 +414,12 @@ def check_forward(impl: Implementation, *, seq_len: int, batch: int, d_model: in
     expected = as_float64(x) + along_sequence(table, x, batch_first)
     layout = "(batch, seq, d)" if batch_first else "(seq, batch, d)"
     expect_values(got, expected.to(device=x.device, dtype=x.dtype), along_sequence(angle, x, batch_first),
-                  f"the output x + pe[:seq_len] for x {layout}", on,
+                  _("the output x + pe[:seq_len] for x {layout}", layout=layout), on,
                   forward_suspects(x, d_model, max_len, batch_first, x.dtype, dropout))
     return got
 
 
+@title(N_("pe is a registered buffer"))
 @pytest.mark.core
 def test_pe_is_a_buffer(impl):
     """pe is a registered buffer (max_len, d_model) holding the table: not a parameter, and
@@ -420,29 +427,31 @@ def test_pe_is_a_buffer(impl):
     d_model, max_len = 10, 64
     module = build(impl, d_model, max_len=max_len)
     on = f"PositionalEncoding({d_model}, max_len={max_len})"
-    check = "the buffer pe"
+    check = _("the buffer pe")
     if not hasattr(module, "pe"):
-        raise verdict(check, on, ["the module has no attribute pe: keep the table as "
-                                  "self.register_buffer('pe', table)"])
+        raise verdict(check, on, [_("the module has no attribute pe: keep the table as "
+                                    "self.register_buffer('pe', table)")])
     pe = module.pe
     parameters = dict(module.named_parameters())
     if "pe" in parameters or isinstance(pe, nn.Parameter):
-        raise verdict(check, on, ["pe is an nn.Parameter: the optimiser would train it and "
-                                  "it counts as a weight"], slug="pe-not-buffer")
+        raise verdict(check, on, [_("pe is an nn.Parameter: the optimiser would train it and "
+                                    "it counts as a weight")], slug="pe-not-buffer")
     if "pe" not in dict(module.named_buffers()):
-        raise verdict(check, on, [f"pe is a plain attribute ({describe_value(pe)}), not in "
-                                  "module.named_buffers()"], slug="pe-not-buffer")
+        raise verdict(check, on, [_("pe is a plain attribute ({value}), not in "
+                                    "module.named_buffers()", value=describe_value(pe))],
+                      slug="pe-not-buffer")
     expected, angle = reference_table(max_len, d_model)
-    expect_values(pe, expected.to(TABLE_DTYPE), angle, "the buffer pe (max_len, d_model)", on,
+    expect_values(pe, expected.to(TABLE_DTYPE), angle, _("the buffer pe (max_len, d_model)"), on,
                   table_suspects(max_len, d_model, 10000.0, expected, angle))
     moved = impl.call(module.to, torch.float64, what="module.to(torch.float64)", on=on)
     moved_pe = getattr(moved, "pe", None)
     if not isinstance(moved_pe, Tensor) or moved_pe.dtype != torch.float64:
-        raise verdict("the buffer pe after module.to(torch.float64)", on,
-                      [f"expected pe in float64, got {describe_value(moved_pe)}"],
+        raise verdict(_("the buffer pe after module.to(torch.float64)"), on,
+                      [_("expected pe in float64, got {value}", value=describe_value(moved_pe))],
                       slug="pe-not-buffer")
 
 
+@title(N_("forward with the sequence first"))
 @pytest.mark.core
 def test_forward_seq_first(impl):
     """batch_first=False: x (seq, batch, d), seq != batch; the table goes along dim 0."""
@@ -450,6 +459,7 @@ def test_forward_seq_first(impl):
     check_forward(impl, seq_len=2, batch=5, d_model=9, seed=2)
 
 
+@title(N_("forward with the batch first"))
 @pytest.mark.core
 def test_forward_batch_first(impl):
     """batch_first=True: x (batch, seq, d), seq != batch; the table goes along dim 1."""
@@ -464,6 +474,7 @@ def forward_case(rng):
                 seed=rng.randint(0, 10_000))
 
 
+@title(N_("forward on random shapes"))
 @pytest.mark.core
 def test_forward_random_shapes(impl):
     """Random sizes and layouts; max_len may equal the sequence length."""
@@ -474,6 +485,7 @@ def test_forward_random_shapes(impl):
 # ------------------------------------------------------------------------------ follow-ups
 
 
+@title(N_("a long table"))
 @pytest.mark.followup
 def test_long_table(impl):
     """Long tables (the module's default max_len=5000): float32 angles reach 5000 radians."""
@@ -482,10 +494,12 @@ def test_long_table(impl):
     module = build(impl, 8)
     expected, angle = reference_table(5000, 8)
     expect_values(getattr(module, "pe", None), expected.to(TABLE_DTYPE), angle,
-                  "the buffer pe (max_len, d_model)", "PositionalEncoding(8) (default max_len=5000)",
+                  _("the buffer pe (max_len, d_model)"),
+                  _("PositionalEncoding(8) (default max_len=5000)"),
                   table_suspects(5000, 8, 10000.0, expected, angle))
 
 
+@title(N_("dropout only in training mode"))
 @pytest.mark.followup
 def test_dropout_only_in_training(impl):
     """Eval mode: exactly x + pe, every call. Training mode: about p of the values zeroed,
@@ -498,26 +512,28 @@ def test_dropout_only_in_training(impl):
                           module=module, x=x, dropout=p) for _ in range(2)]
     module.train()
     on = f"{describe_inputs(x=x)} ({module_description(module, d_model, max_len, False)}, dropout={p})"
-    check = f"dropout(x + pe) with p={p} in training mode"
+    check = _("dropout(x + pe) with p={p} in training mode", p=p)
     got = run_forward(impl, module, x, on, batch_first=False)
     expect_close(got, sums[0], check, on, mask=torch.tensor(False))  # type, shape, dtype
     got64, full = as_float64(got), as_float64(sums[0])
     zeros = got64 == 0
     share = zeros.double().mean().item()
     if share == 0:
-        raise verdict(check, on, ["no value was zeroed: apply dropout to x + pe while "
-                                  "training (nn.Dropout(p), or F.dropout(..., training=self.training))"])
+        raise verdict(check, on, [_("no value was zeroed: apply dropout to x + pe while training "
+                                    "(nn.Dropout(p), or F.dropout(..., training=self.training))")])
     if not 0.4 <= share <= 0.6:
-        raise verdict(check, on, [f"{share:.0%} of the values were zeroed, expected about {p:.0%}"])
+        raise verdict(check, on, [_("{share} of the values were zeroed, expected about {p}",
+                                    share=f"{share:.0%}", p=f"{p:.0%}")])
     kept, kept_full = got64[~zeros], full[~zeros]
     if not bool(((kept - kept_full / (1 - p)).abs() <= 1e-4 * (1 + kept_full.abs())).all()):
         if bool(((kept - kept_full).abs() <= 1e-4 * (1 + kept_full.abs())).all()):
-            problem = "they were not scaled by 1 / (1 - p)"
+            problem = _("they were not scaled by 1 / (1 - p)")
         else:
-            problem = "dropout must act on the sum x + pe"
-        raise verdict(check, on, [f"the values kept should be (x + pe) / (1 - p): {problem}",
-                                  f"expected {describe_tensor(kept_full / (1 - p))}",
-                                  f"got      {describe_tensor(kept)}"])
+            problem = _("dropout must act on the sum x + pe")
+        raise verdict(check, on, [
+            _("the values kept should be (x + pe) / (1 - p): {problem}", problem=problem),
+            _("expected {value}", value=describe_tensor(kept_full / (1 - p))),
+            _("got      {value}", value=describe_tensor(kept))])
 
 
 def expect_value_error(impl: Implementation, module: nn.Module, x: Tensor, seq_len: int,
@@ -533,21 +549,25 @@ def expect_value_error(impl: Implementation, module: nn.Module, x: Tensor, seq_l
             return exc
 
     result = impl.call(attempt, x, what="PositionalEncoding.forward", on=on)
-    check = f"a sequence of {seq_len} positions with max_len={max_len}"
-    wanted = "expected a ValueError saying the sequence is longer than max_len"
+    check = _("a sequence of {seq_len} positions with max_len={max_len}", seq_len=seq_len,
+              max_len=max_len)
+    wanted = _("expected a ValueError saying the sequence is longer than max_len")
     if isinstance(result, ValueError):
         message = str(result)
         words = (str(seq_len), str(max_len), "max_len", "length", "long")
         if not any(word in message.lower() for word in words):
-            raise verdict(check, on, [f"raised ValueError({message!r}): say why, e.g. "
-                                      f"'sequence length {seq_len} exceeds max_len {max_len}'"])
+            raise verdict(check, on, [_("raised ValueError({message}): say why, e.g. "
+                                        "'sequence length {seq_len} exceeds max_len {max_len}'",
+                                        message=repr(message), seq_len=seq_len, max_len=max_len)])
         return
     if isinstance(result, BaseException):
         first = (str(result).strip().splitlines() or [""])[0][:160]
-        raise verdict(check, on, [f"raised {type(result).__name__}: {first}", wanted])
-    raise verdict(check, on, [f"returned {describe_value(result)}", wanted])
+        raise verdict(check, on, [_("raised {error}: {message}", error=type(result).__name__,
+                                    message=first), wanted])
+    raise verdict(check, on, [_("returned {value}", value=describe_value(result)), wanted])
 
 
+@title(N_("a sequence longer than max_len"))
 @pytest.mark.followup
 def test_sequence_longer_than_max_len(impl):
     """One position too many raises ValueError, in both layouts; exactly max_len positions,
@@ -565,6 +585,7 @@ def test_sequence_longer_than_max_len(impl):
                       batch_first=batch_first, max_len=max_len, seed=97, module=module)
 
 
+@title(N_("the output's dtype follows the input"))
 @pytest.mark.followup
 def test_dtype_follows_input(impl):
     """float64 x gives a float64 output; after module.to(float64) a float32 x still gives
@@ -579,21 +600,24 @@ def test_dtype_follows_input(impl):
                       seed=101, module=module)
 
 
+@title(N_("gradients flow to the input"))
 @pytest.mark.followup
 def test_gradients_flow_to_input(impl):
     """The gradient of x is the incoming gradient itself (eval mode: out = x + pe)."""
     d_model, max_len = 8, 20
     (x,) = leaf_copies(randn(6, 3, d_model, seed=110))
     got = check_forward(impl, seq_len=6, batch=3, d_model=d_model, max_len=max_len, x=x)
-    on = f"{describe_inputs(x=x)} (PositionalEncoding({d_model}, max_len={max_len}), eval mode)"
-    expect_tracks_grad({"the output": got}, "backward through the output", on)
+    on = (f"{describe_inputs(x=x)} (PositionalEncoding({d_model}, max_len={max_len})"
+          + _(", eval mode") + ")")
+    expect_tracks_grad({_("the output"): got}, _("backward through the output"), on)
     grads = grads_of(weighted_sum([got], seed=111), {"x": x}, on=on)
     (rx,) = leaf_copies(x)
     reference = rx + reference_table(max_len, d_model)[0][:6, None].float()
     expected = grads_of(weighted_sum([reference], seed=111), {"x": rx})
-    expect_grads_close(grads, expected, "backward through the output", on)
+    expect_grads_close(grads, expected, _("backward through the output"), on)
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):
@@ -605,8 +629,9 @@ def test_half_precision_on_cuda(impl):
         module = impl.call(module.to, "cuda", what="module.to('cuda')", on=on).eval()
         pe = getattr(module, "pe", None)
         if not isinstance(pe, Tensor) or pe.device.type != "cuda":
-            raise verdict("the buffer pe after module.to('cuda')", on,
-                          [f"expected pe on cuda, got {describe_value(pe)}"], slug="pe-not-buffer")
+            raise verdict(_("the buffer pe after module.to('cuda')"), on,
+                          [_("expected pe on cuda, got {value}", value=describe_value(pe))],
+                          slug="pe-not-buffer")
         for dtype in (torch.float16, torch.bfloat16):
             shape = (3, 9, d_model) if batch_first else (9, 3, d_model)
             x = randn(*shape, seed=120, dtype=dtype, device="cuda")

@@ -48,11 +48,11 @@ import torch
 from torch import Tensor
 
 from graders.core.compare import expect_close
-from graders.core.i18n import _
+from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.inputs import generator, randn
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import GradingFailure, describe_inputs, describe_value, verdict
+from graders.core.report import GradingFailure, describe_inputs, describe_value, title, verdict
 
 __all__ = [
     "test_apply_temperature",
@@ -393,6 +393,7 @@ def check_temperature(impl: Implementation, logits: Tensor, temperature: float) 
     expect_close(got, logits / temperature, _("apply_temperature's logits"), on, suspects)
 
 
+@title(N_("apply_temperature"))
 @pytest.mark.core
 def test_apply_temperature(impl):
     """logits / T for T below and above 1, on (V,), (b, V) and (b, n, V) logits."""
@@ -400,6 +401,7 @@ def test_apply_temperature(impl):
         check_temperature(impl, randn(*shape, seed=10 + i) * 2, temperature)
 
 
+@title(N_("top_k_filter"))
 @pytest.mark.core
 def test_top_k_filter(impl):
     """The k largest of each row kept bit for bit, the rest -inf; k = 1, small, V - 1; 1-D,
@@ -409,6 +411,7 @@ def test_top_k_filter(impl):
         check_top_k(impl, randn(*shape, seed=20 + i) * 1.5, k)
 
 
+@title(N_("top_p_filter"))
 @pytest.mark.core
 def test_top_p_filter(impl):
     """The smallest most-probable set whose mass reaches p (the crossing token included)
@@ -506,6 +509,7 @@ def check_distribution(impl: Implementation, distinct: Tensor, temperature: floa
                   fit_lines(fit, counts, probs), slug)
 
 
+@title(N_("sample at temperature 1 and its shapes"))
 @pytest.mark.core
 def test_sample_softmax_and_shapes(impl):
     """Temperature 1, no filter: draws distributed as softmax(logits), for 2-D and 3-D
@@ -518,6 +522,7 @@ def test_sample_softmax_and_shapes(impl):
     expect_draws(got, (), 5, logits.device, _("sample's draw for 1-D logits"), on)
 
 
+@title(N_("sample with a temperature"))
 @pytest.mark.core
 def test_sample_temperature(impl):
     """Draws distributed as softmax(logits / T) for T = 2 and T = 0.5 (not softmax(logits),
@@ -526,6 +531,7 @@ def test_sample_temperature(impl):
     check_distribution(impl, logit_rows(3, 7, seed=112), 0.5, seed=113, layout="grouped")
 
 
+@title(N_("sample with top-k"))
 @pytest.mark.core
 def test_sample_top_k(impl):
     """Temperature, then top-k: only the k best tokens are ever drawn, in softmax proportions."""
@@ -533,6 +539,7 @@ def test_sample_top_k(impl):
     check_distribution(impl, logit_rows(3, 10, seed=122, scale=1.0), 0.5, top_k=5, seed=123)
 
 
+@title(N_("sample with top-p"))
 @pytest.mark.core
 def test_sample_top_p(impl):
     """Temperature, then top-p: only the nucleus is drawn, renormalised."""
@@ -542,6 +549,7 @@ def test_sample_top_p(impl):
                        0.5, top_p=0.7, seed=133)
 
 
+@title(N_("sample with top-k then top-p"))
 @pytest.mark.core
 def test_sample_top_k_then_top_p(impl):
     """Temperature, then top-k, then top-p on the top-k-renormalised probabilities
@@ -556,6 +564,7 @@ def sampling_ignores_generator(what: str, on: str, detail: str) -> GradingFailur
     return verdict(what, on, [detail], "sampling-ignores-generator")
 
 
+@title(N_("sample reproducible from its generator"))
 @pytest.mark.core
 def test_sample_generator(impl):
     """The same generator state gives the same draws whatever the global RNG's state; the
@@ -619,6 +628,7 @@ def greedy_slug(exc: BaseException) -> str | None:
     return None
 
 
+@title(N_("temperature 0 is greedy"))
 @pytest.mark.core
 def test_sample_temperature_zero_is_greedy(impl):
     """temperature=0 returns each row's argmax (filters given or not), for 2-D, 3-D and 1-D
@@ -643,6 +653,7 @@ def test_sample_temperature_zero_is_greedy(impl):
 # ------------------------------------------------------------------------- follow-ups
 
 
+@title(N_("inputs untouched bit for bit"))
 @pytest.mark.followup
 def test_inputs_untouched_storage_included(impl):
     """Logits that are a strided view of a larger buffer: no function changes a bit of the
@@ -659,6 +670,7 @@ def test_inputs_untouched_storage_included(impl):
         call_on_logits(impl, name, logits, *args, on=on, storage=buffer, **kwargs)
 
 
+@title(N_("filters in float64 and half precision"))
 @pytest.mark.followup
 def test_filters_keep_dtype(impl):
     """float64 graded like float32; bfloat16 and float16 keep their dtype (p far from every
@@ -673,6 +685,7 @@ def test_filters_keep_dtype(impl):
         check_top_p(impl, logits, 0.8)
 
 
+@title(N_("filter edge cases"))
 @pytest.mark.followup
 def test_filter_edge_cases(impl):
     """k >= V keeps every token; -inf entries already present stay -inf (and have
@@ -690,6 +703,7 @@ def test_filter_edge_cases(impl):
     check_top_p(impl, peaked, 0.3)  # row 0: p(token 1) ~ 0.96 > 0.3, kept alone
 
 
+@title(N_("sample in float64 with removed tokens"))
 @pytest.mark.followup
 def test_sample_float64_and_removed_tokens(impl):
     """float64 logits with -inf entries: those tokens are never drawn, the rest in
@@ -700,6 +714,7 @@ def test_sample_float64_and_removed_tokens(impl):
     check_distribution(impl, logit_rows(2, 6, seed=212), 1.0, top_k=1, seed=213)
 
 
+@title(N_("sample on CUDA"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_sample_on_cuda(impl):

@@ -28,12 +28,13 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (StateDictDiff, expect_close, expect_grads_close, expect_tensor,
                                   tolerance)
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, generator, grads_of, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect, identify
-from graders.core.report import GradingFailure, describe_value, verdict
+from graders.core.report import GradingFailure, describe_value, verdict, title
 from graders.encoder_layer import differs_on_rerun, expect_module, quiet_mask_types
 
 __all__ = [
@@ -320,7 +321,7 @@ def build_model(impl: Implementation, args: ModelArgs) -> nn.Module:
     with warnings.catch_warnings():  # PyTorch's notes on its fast paths mean nothing here
         warnings.simplefilter("ignore", UserWarning)
         model = impl.call(cls, args.src_vocab_size, args.tgt_vocab_size, **args.kwargs(),
-                          what=args.call_text(), on="construction")
+                          what=args.call_text(), on=_("construction"))
     return expect_module(model, args.call_text())
 
 
@@ -328,7 +329,8 @@ def load_twin(impl: Implementation, model: nn.Module, twin: Twin) -> None:
     """Load the twin's weights into the learner's model, explaining any name or shape
     mismatch. The positional encoding's state and any extra buffer stay the learner's own
     (whether ``pe`` is saved in the state dict is not graded)."""
-    on = "the state dict of nn.Transformer(..., batch_first=True) plus embeddings and generator"
+    on = _("the state dict of nn.Transformer(..., batch_first=True) plus embeddings and "
+          "generator")
     theirs = impl.call(model.state_dict, what="Seq2SeqTransformer.state_dict", on=on)
     ours = twin.learner_state()
     # The learner's own: the positional encoding, and any extra buffer (a cached mask).
@@ -338,16 +340,17 @@ def load_twin(impl: Implementation, model: nn.Module, twin: Twin) -> None:
     diff = StateDictDiff.of(theirs, ours, ignored=own)
     if diff:
         details = diff.lines(shown=5)
-        details.append("submodules: src_embed, tgt_embed (nn.Embedding), positional_encoding, "
-                       "encoder / decoder laid out like nn.TransformerEncoder / "
-                       "nn.TransformerDecoder (layers.N..., and a final norm), generator")
+        details.append(_("submodules: src_embed, tgt_embed (nn.Embedding), positional_encoding, "
+                         "encoder / decoder laid out like nn.TransformerEncoder / "
+                         "nn.TransformerDecoder (layers.N..., and a final norm), generator"))
         # Only a stack's final norm is missing: nn.Transformer always builds one.
         norm_only = bool(diff.missing) and not diff.unexpected and not diff.resized and all(
             k.split(".", 1)[1] in ("norm.weight", "norm.bias") for k in diff.missing)
         if norm_only:
-            details[-1] = ("nn.Transformer gives both stacks a final LayerNorm, even Post-LN: "
-                           "build them with norm=nn.LayerNorm(d_model)")
-        raise verdict("loading PyTorch's weights into Seq2SeqTransformer", on, details,
+            details[-1] = _("nn.Transformer gives both stacks a final LayerNorm, even Post-LN: "
+                            "build them with norm=nn.LayerNorm(d_model)")
+        raise verdict(_("loading PyTorch's weights into {module}", module="Seq2SeqTransformer"),
+                      on, details,
                       "final-norm-missing" if norm_only else None)
     state = {k: theirs[k].clone() for k in own}  # loading copies into these very tensors
     state.update(ours)
@@ -361,10 +364,10 @@ def model_and_twin(impl: Implementation, args: ModelArgs, seed: int, dtype=torch
     twin = Twin(args, seed, dtype, device)
     model = build_model(impl, args)
     model = impl.call(model.to, device=device, dtype=dtype, what=f"model.to({dtype})",
-                      on="construction")
+                      on=_("construction"))
     model = expect_module(model, f"model.to({dtype})")
     load_twin(impl, model, twin)
-    impl.call(model.eval, what="model.eval()", on="construction")
+    impl.call(model.eval, what="model.eval()", on=_("construction"))
     return model, twin, pe_table(model, args, dtype, device)
 
 
@@ -401,8 +404,8 @@ def describe_tokens(**named: Tensor) -> str:
 
 def inputs_note(args: ModelArgs, dtype) -> str:
     kind = "" if dtype == torch.float32 else f", {str(dtype).removeprefix('torch.')}"
-    return (f"; ids padded with pad_idx={args.pad_idx} differently per row (also inside the "
-            f"target); {args.flags()}{kind}, eval mode")
+    return (_("; ids padded with pad_idx={pad_idx} differently per row (also inside the "
+              "target)", pad_idx=args.pad_idx) + f"; {args.flags()}{kind}" + _(", eval mode"))
 
 
 # An attention written by hand may take its softmax in float32 and cast back, as Hugging
@@ -432,15 +435,15 @@ def check_forward(impl: Implementation, args: ModelArgs, *, b: int = 3, s: int =
     expected = reference_forward(twin, pe, src, tgt)
     rerun = differs_on_rerun(lambda: at_kept(
         call_model(impl, model, src, tgt, what="Seq2SeqTransformer.forward", on=on), kept))
-    compare(out, expected, kept, "the logits", on,
+    compare(out, expected, kept, _("the logits"), on,
             lambda sw: reference_forward(twin, pe, src, tgt, sw), forward_mistakes(),
             [rerun], slack=slack)
     if not check_grads:
         return
-    check = "backward through Seq2SeqTransformer (loss over the non-padded positions)"
+    check = _("backward through Seq2SeqTransformer (loss over the non-padded positions)")
     if not out.requires_grad:
-        raise verdict(check, on, ["the logits do not require grad: is part of the computation "
-                                  "detached, done under torch.no_grad(), or with .data?"])
+        raise verdict(check, on, [_("the logits do not require grad: is part of the computation "
+                                    "detached, done under torch.no_grad(), or with .data?")])
     theirs = dict(model.named_parameters())
     named = {k: theirs[k] for k in twin.learner_params() if k in theirs}
     got = grads_of(weighted_sum([at_kept(out, kept)], seed + 3), named)
@@ -451,6 +454,7 @@ def check_forward(impl: Implementation, args: ModelArgs, *, b: int = 3, s: int =
 # ----------------------------------------------------------------------- model checks
 
 
+@title(N_("structure and state dict"))
 @pytest.mark.core
 def test_structure_and_state_dict(impl):
     """pad_idx, embeddings with padding_idx, a buffer ``pe``, and PyTorch's state-dict
@@ -460,37 +464,41 @@ def test_structure_and_state_dict(impl):
     on = args.call_text()
     if getattr(model, "pad_idx", None) != args.pad_idx:
         raise verdict("model.pad_idx", on, [
-            f"expected {args.pad_idx}, got {describe_value(getattr(model, 'pad_idx', None))}",
-            "greedy decoding reads the padding id from the model: keep it as self.pad_idx"])
+            _("expected {expected}, got {got}", expected=args.pad_idx,
+              got=describe_value(getattr(model, "pad_idx", None))),
+            _("greedy decoding reads the padding id from the model: keep it as self.pad_idx")])
     for name in ("src_embed", "tgt_embed"):
         embedding = getattr(model, name, None)
         if not isinstance(embedding, nn.Embedding):
             raise verdict(f"model.{name}", on, [
-                f"expected an nn.Embedding, got {describe_value(embedding)}"])
+                _("expected an nn.Embedding, got {value}", value=describe_value(embedding))])
         if embedding.padding_idx != args.pad_idx:
             raise verdict(f"model.{name}.padding_idx", on, [
-                f"expected {args.pad_idx}, got {embedding.padding_idx}",
-                "nn.Embedding(vocab, d_model, padding_idx=pad_idx): the pad row starts at "
-                "zero and never gets a gradient"])
+                _("expected {expected}, got {got}", expected=args.pad_idx,
+                  got=embedding.padding_idx),
+                _("nn.Embedding(vocab, d_model, padding_idx=pad_idx): the pad row starts at "
+                  "zero and never gets a gradient")])
     module = getattr(model, "positional_encoding", None)
     if not isinstance(module, nn.Module):
         raise verdict("model.positional_encoding", on, [
-            f"expected an nn.Module (kata 05's PositionalEncoding), got {describe_value(module)}"])
+            _("expected an nn.Module (kata 05's PositionalEncoding), got {value}",
+              value=describe_value(module))])
     pe = getattr(module, "pe", None)
     buffers = dict(module.named_buffers(recurse=False))
     if not isinstance(pe, Tensor) or "pe" not in buffers:
         raise verdict("model.positional_encoding.pe", on, [
-            f"expected a buffer registered as 'pe', got {describe_value(pe)}"
-            + (" (a parameter)" if isinstance(pe, nn.Parameter) else "")],
+            _("expected a buffer registered as 'pe', got {value}", value=describe_value(pe))
+            + (_(" (a parameter)") if isinstance(pe, nn.Parameter) else "")],
             "pe-not-buffer")
     size = args.max_len * args.d_model
     if pe.numel() != size:
         raise verdict("model.positional_encoding.pe", on, [
-            f"expected the table (max_len, d_model) = ({args.max_len}, {args.d_model}), "
-            f"got shape {tuple(pe.shape)}"])
+            _("expected the table (max_len, d_model) = {expected}, got shape {got}",
+              expected=(args.max_len, args.d_model), got=tuple(pe.shape))])
     load_twin(impl, model, Twin(args, seed=50))
 
 
+@title(N_("forward against nn.Transformer"))
 @pytest.mark.core
 def test_forward_matches_pytorch(impl):
     """Logits against nn.Transformer plus embeddings, positions and generator; two sizes,
@@ -503,6 +511,7 @@ def test_forward_matches_pytorch(impl):
                   b=4, s=5, t=7, seed=110)
 
 
+@title(N_("encode against nn.Transformer's encoder"))
 @pytest.mark.core
 def test_encode_matches_pytorch(impl):
     """encode(src) -> memory (b, s, d_model) against nn.Transformer's encoder, at the
@@ -514,11 +523,12 @@ def test_encode_matches_pytorch(impl):
         kept = src != args.pad_idx
         on = describe_tokens(src=src) + inputs_note(args, torch.float32)
         out = call_model(impl, model.encode, src, what="Seq2SeqTransformer.encode", on=on)
-        compare(out, reference_encode(twin, pe, src), kept, "the memory", on,
+        compare(out, reference_encode(twin, pe, src), kept, _("the memory"), on,
                 lambda sw: reference_encode(twin, pe, src, sw),
                 embedding_mistakes((0,)) + [("src-padding-mask-missing", {"src_padding": False})])
 
 
+@title(N_("decode against nn.Transformer's decoder"))
 @pytest.mark.core
 def test_decode_matches_pytorch(impl):
     """decode(tgt, memory, src) -> (b, t, d_model) against nn.Transformer's decoder, given
@@ -533,7 +543,7 @@ def test_decode_matches_pytorch(impl):
         on = describe_tokens(tgt=tgt, memory=memory, src=src) + inputs_note(args, torch.float32)
         out = call_model(impl, model.decode, tgt, memory, src, what="Seq2SeqTransformer.decode",
                          on=on)
-        compare(out, reference_decode(twin, pe, tgt, memory, src), kept, "the decoder output",
+        compare(out, reference_decode(twin, pe, tgt, memory, src), kept, _("the decoder output"),
                 on, lambda sw: reference_decode(twin, pe, tgt, memory, src, sw),
                 embedding_mistakes((1,)) + [("causal-mask-missing", {"causal": False}),
                                             ("tgt-padding-mask-missing", {"tgt_padding": False}),
@@ -553,6 +563,7 @@ def model_case(rng):
     return args, rng.randint(1, 4), rng.randint(1, 8), rng.randint(1, 8), rng.randint(0, 10_000)
 
 
+@title(N_("forward on random shapes"))
 @pytest.mark.core
 def test_forward_random_shapes(impl):
     """Random widths, heads, depths, vocabularies, pad ids, batch sizes and lengths."""
@@ -560,12 +571,14 @@ def test_forward_random_shapes(impl):
         check_forward(impl, args, b=b, s=s, t=t, seed=seed)
 
 
+@title(N_("forward in float64"))
 @pytest.mark.followup
 def test_forward_float64(impl):
     """float64 weights in, float64 logits out (see FLOAT64_SLACK)."""
     check_forward(impl, ModelArgs(), seed=600, dtype=torch.float64)
 
 
+@title(N_("gradients of every parameter"))
 @pytest.mark.followup
 def test_gradients(impl):
     """Gradients of every weight (embeddings, encoder, decoder, generator) equal PyTorch's,
@@ -575,6 +588,7 @@ def test_gradients(impl):
                   dtype=torch.float64, check_grads=True)
 
 
+@title(N_("dropout only in training mode"))
 @pytest.mark.followup
 def test_dropout_only_in_training(impl):
     """Eval mode is deterministic; training mode drops at random; positional_encoding
@@ -593,29 +607,29 @@ def test_dropout_only_in_training(impl):
 
     first, second = run(""), run("")
     if first.shape == second.shape and not torch.allclose(first, second, rtol=rtol, atol=atol):
-        raise verdict("two calls in eval mode on the same input", on, [
-            "they gave different outputs: something is random in eval mode"], "dropout-in-eval")
-    compare(first, reference_forward(twin, pe, src, tgt), kept, "the logits in eval mode", on,
+        raise verdict(_("two calls in eval mode on the same input"), on, [
+            _("they gave different outputs: something is random in eval mode")], "dropout-in-eval")
+    compare(first, reference_forward(twin, pe, src, tgt), kept, _("the logits in eval mode"), on,
             lambda sw: reference_forward(twin, pe, src, tgt, sw), forward_mistakes())
 
-    impl.call(model.train, what="model.train()", on="construction")
-    train_on = on.replace("eval mode", "training mode")
-    dropped = [run(", training mode") for _ in range(2)]
+    impl.call(model.train, what="model.train()", on=_("construction"))
+    train_on = on.replace(_(", eval mode"), _(", training mode"))
+    dropped = [run(_(", training mode")) for _repeat in range(2)]
     if torch.allclose(dropped[0], dropped[1], rtol=rtol, atol=atol):
-        raise verdict("two calls in training mode on the same input", train_on, [
-            "they gave the same output: with dropout=0.5 they should differ",
-            "build the dropouts as modules (nn.Dropout, and dropout= for the layers), which act "
-            "while self.training is True"])
+        raise verdict(_("two calls in training mode on the same input"), train_on, [
+            _("they gave the same output: with dropout={p} they should differ", p=0.5),
+            _("build the dropouts as modules (nn.Dropout, and dropout= for the layers), which "
+              "act while self.training is True")])
     check_positional_dropout(impl, model, args)
 
     args = replace(args, dropout=0.0)
     model, twin, pe = model_and_twin(impl, args, seed=910)
-    impl.call(model.train, what="model.train()", on="construction")
+    impl.call(model.train, what="model.train()", on=_("construction"))
     on = describe_tokens(src=src, tgt=tgt) + inputs_note(args, torch.float32)
-    on = on.replace("eval mode", "training mode, dropout=0.0")
+    on = on.replace(_(", eval mode"), _(", training mode") + ", dropout=0.0")
     out = call_model(impl, model, src, tgt, what="Seq2SeqTransformer.forward", on=on)
     compare(out, reference_forward(twin, pe, src, tgt), kept,
-            "the logits in training mode with dropout=0.0 (must equal eval mode)", on,
+            _("the logits in training mode with dropout=0.0 (must equal eval mode)"), on,
             lambda sw: reference_forward(twin, pe, src, tgt, sw), forward_mistakes())
 
 
@@ -628,10 +642,11 @@ def check_positional_dropout(impl: Implementation, model: nn.Module, args: Model
     x = randn(b, n, args.d_model, seed=920)
     pe = pe_table(model, args, torch.float32, "cpu")
     summed = x + pe[:n][None]
-    on = f"x (batch={b}, seq={n}, d_model={args.d_model}), dropout=0.5, training mode"
+    on = _("x (batch={b}, seq={n}, d_model={d_model}), dropout=0.5, training mode",
+           b=b, n=n, d_model=args.d_model)
     try:
         impl.call(module.eval, what="positional_encoding.eval()", on=on)
-        plain = impl.call(module, x, what="positional_encoding", on=on + " (eval mode first)")
+        plain = impl.call(module, x, what="positional_encoding", on=on + _(" (eval mode first)"))
         impl.call(module.train, what="positional_encoding.train()", on=on)
     except GradingFailure:
         return
@@ -647,14 +662,14 @@ def check_positional_dropout(impl: Implementation, model: nn.Module, args: Model
         return
     rate = other_dropout_rate(out, summed, rtol, atol)
     if rate is not None:
-        found = (f"each entry is 0 or (x + pe) / (1 - q) with q = {rate:.2g}: dropout acts on "
-                 "the sum, as it should, but at another rate" if rate > 0 else
-                 "every entry is x + pe: nothing was dropped")
-        raise verdict("positional_encoding in training mode", on, [
-            found, f"use the model's dropout rate (p={args.dropout})"], "pe-dropout-rate")
-    raise verdict("positional_encoding in training mode", on, [
-        "each entry should be 0 or (x + pe) / (1 - p): dropout acts on the sum, "
-        "dropout(x + pe), not on x or on the table alone"])
+        found = (_("each entry is 0 or (x + pe) / (1 - q) with q = {rate}: dropout acts on "
+                   "the sum, as it should, but at another rate", rate=f"{rate:.2g}")
+                 if rate > 0 else _("every entry is x + pe: nothing was dropped"))
+        raise verdict(_("positional_encoding in training mode"), on, [
+            found, _("use the model's dropout rate (p={p})", p=args.dropout)], "pe-dropout-rate")
+    raise verdict(_("positional_encoding in training mode"), on, [
+        _("each entry should be 0 or (x + pe) / (1 - p): dropout acts on the sum, "
+          "dropout(x + pe), not on x or on the table alone")])
 
 
 def other_dropout_rate(out: Tensor, summed: Tensor, rtol: float, atol: float) -> float | None:
@@ -673,6 +688,7 @@ def other_dropout_rate(out: Tensor, summed: Tensor, rtol: float, atol: float) ->
     return max(0.0, 1 - 1 / scale) if bool(ok.all()) else None
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):
@@ -723,8 +739,8 @@ class ScriptedModel(nn.Module):
         for row in src:
             key = tuple(row.tolist())
             if key not in self.rows:
-                raise ValueError("model.encode was given a source row that is not a row of "
-                                 "the src passed to greedy_decode")
+                raise ValueError(_("model.encode was given a source row that is not a row of "
+                                   "the src passed to greedy_decode"))
             ids.append(self.rows[key])
         memory = torch.zeros(src.size(0), src.size(1), self.vocab, device=src.device)
         memory[:, :, 0] = torch.tensor(ids, dtype=memory.dtype, device=src.device)[:, None]
@@ -751,8 +767,8 @@ class ScriptedModel(nn.Module):
         # rows that memory was encoded from (a subset of rows means the same subset of both).
         if (src.dim() != 2 or src.size(0) != len(rows) or tgt.size(0) != len(rows)
                 or any(self.rows.get(tuple(r.tolist())) != row for r, row in zip(src, rows))):
-            raise ValueError("model.decode got src rows that memory was not encoded from: "
-                             "pass the same rows of tgt, memory and src")
+            raise ValueError(_("model.decode got src rows that memory was not encoded from: "
+                               "pass the same rows of tgt, memory and src"))
         out = torch.zeros(tgt.size(0), tgt.size(1), self.vocab, device=tgt.device)
         tokens = tgt.tolist()
         for i, row in enumerate(rows):
@@ -807,23 +823,35 @@ class GreedyCase:
         return torch.tensor(rows, dtype=torch.long)
 
     def describe(self) -> str:
-        ends = ", ".join("never" if e is None else f"after {e + 1}" for e in self.ends)
+        ends = _(", ").join(_("never") if e is None else _("after {count}", count=e + 1)
+                            for e in self.ends)
         return (f"src ({len(self.ends)}, 4), max_len={self.max_len}, bos_idx={self.bos_idx}, "
-                f"eos_idx={self.eos_idx}, model.pad_idx={self.pad_idx}; a scripted model whose "
-                f"rows produce eos {ends} token(s)")
+                f"eos_idx={self.eos_idx}, model.pad_idx={self.pad_idx}; "
+                + _("a scripted model whose rows produce eos {ends} token(s)", ends=ends))
 
 
 def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, eos_idx: int,
-                     *, position: int = -1, pad_after_eos: bool = True,
-                     stop_when_done: bool = True, repeat_eos: bool = False) -> Tensor:
+                     *, position: int | str = -1, buffer: bool = False,
+                     pad_after_eos: bool = True, stop_when_done: bool = True,
+                     repeat_eos: bool = False) -> Tensor:
     """Greedy decoding with switches for the catalogued mistakes (run on a fresh
-    ScriptedModel, so the learner's model records nothing)."""
+    ScriptedModel, so the learner's model records nothing). decode-wrong-position:
+    ``position`` the index read (or "every": the largest logit over every position), or
+    ``buffer``: each step decodes a (b, max_len) buffer, the tokens so far then padding,
+    and reads its last slot."""
     memory = model.encode(src)
     ys = torch.full((src.size(0), 1), bos_idx, dtype=torch.long)
     done = torch.zeros(src.size(0), dtype=torch.bool)
     while ys.size(1) < max_len and not (stop_when_done and bool(done.all())):
-        out = model.decode(ys, memory, src)
-        nxt = model.generator(out[:, max(position, -out.size(1))]).argmax(-1)
+        if buffer:
+            padding = ys.new_full((ys.size(0), max_len - ys.size(1)), model.pad_idx)
+            out = model.decode(torch.cat([ys, padding], dim=1), memory, src)
+        else:
+            out = model.decode(ys, memory, src)
+        if position == "every":
+            nxt = model.generator(out).amax(dim=1).argmax(-1)
+        else:
+            nxt = model.generator(out[:, max(position, -out.size(1))]).argmax(-1)
         if pad_after_eos:  # repeat_eos: eos_idx instead of pad_idx after a row's eos
             nxt = nxt.masked_fill(done, eos_idx if repeat_eos else model.pad_idx)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
@@ -834,6 +862,8 @@ def greedy_reference(model: nn.Module, src: Tensor, max_len: int, bos_idx: int, 
 GREEDY_MISTAKES: list[tuple[str, dict[str, Any]]] = [
     ("decode-wrong-position", {"position": 0}),
     ("decode-wrong-position", {"position": -2}),  # the one before the last (when there is one)
+    ("decode-wrong-position", {"position": "every"}),  # the argmax over every position's logits
+    ("decode-wrong-position", {"buffer": True}),  # the last slot of a max_len buffer of padding
     ("decode-continues-after-eos", {"pad_after_eos": False}),
     ("decode-continues-after-eos", {"stop_when_done": False}),
     ("decode-continues-after-eos", {"pad_after_eos": False, "stop_when_done": False}),
@@ -858,7 +888,7 @@ def run_greedy(impl: Implementation, case: GreedyCase, model: ScriptedModel | No
 
 
 def check_greedy(impl: Implementation, case: GreedyCase) -> None:
-    got, _, src = run_greedy(impl, case)
+    got, _model, src = run_greedy(impl, case)
     on = case.describe()
     expected = case.expected()
     if isinstance(got, Tensor) and got.dtype == torch.long and torch.equal(got.cpu(), expected):
@@ -866,16 +896,18 @@ def check_greedy(impl: Implementation, case: GreedyCase) -> None:
     suspects = [Suspect(slug, predict=lambda s=switches: greedy_reference(
         case.model(), src, case.max_len, case.bos_idx, case.eos_idx, **s))
         for slug, switches in GREEDY_MISTAKES]
-    details = [f"expected {show_tokens(expected)}", f"got      {show_tokens(got)}"]
+    details = [_("expected {value}", value=show_tokens(expected)),
+               _("got      {value}", value=show_tokens(got))]
     if isinstance(got, Tensor) and got.dtype != torch.long:
-        details.append("token ids are int64 (torch.long)")
+        details.append(_("token ids are int64 (torch.long)"))
     elif isinstance(got, Tensor) and got.dim() == 2 and got.size(1) > case.max_len:
-        details.append(f"max_len={case.max_len} counts bos_idx: at most {case.max_len} columns")
+        details.append(_("max_len={max_len} counts bos_idx: at most {max_len} columns",
+                         max_len=case.max_len))
     elif isinstance(got, Tensor) and got.dim() == 2 and got.size(0) == expected.size(0) \
             and got.size(1) > 0 and bool((got[:, 0] != case.bos_idx).any()):
-        details.append(f"every row starts with bos_idx={case.bos_idx}")
+        details.append(_("every row starts with bos_idx={bos_idx}", bos_idx=case.bos_idx))
     slug = identify(got.cpu() if isinstance(got, Tensor) else got, expected, suspects, 0.0, 0.0)
-    raise verdict("the tokens of greedy_decode", on, details, slug)
+    raise verdict(_("the tokens of greedy_decode"), on, details, slug)
 
 
 GREEDY_CASES = (
@@ -888,6 +920,7 @@ GREEDY_CASES = (
 )
 
 
+@title(N_("greedy decoding"))
 @pytest.mark.core
 def test_greedy_decode(impl):
     """Tokens of a scripted model: bos first, the argmax of the last position each step,
@@ -896,6 +929,7 @@ def test_greedy_decode(impl):
         check_greedy(impl, case)
 
 
+@title(N_("greedy decoding stops and pads"))
 @pytest.mark.core
 def test_greedy_decode_stops_and_pads(impl):
     """Stops at max_len (bos counts) when rows do not end, even at max_len=2; stops as
@@ -906,6 +940,7 @@ def test_greedy_decode_stops_and_pads(impl):
     check_greedy(impl, GreedyCase(ends=(3, 1, 6, 2), max_len=12, pad_idx=9, vocab=14, seed=7))
 
 
+@title(N_("greedy decoding in eval mode"))
 @pytest.mark.core
 def test_greedy_decode_eval_mode(impl):
     """The model runs in eval mode with gradients disabled, and its training flag (and its
@@ -913,27 +948,29 @@ def test_greedy_decode_eval_mode(impl):
     case = GreedyCase(ends=(1, 3), max_len=6, seed=8)
     for training in (True, False):
         model = case.model().train(training)
-        got, model, _ = run_greedy(impl, case, model)
-        on = case.describe() + f"; the model in {'training' if training else 'eval'} mode"
+        got, model, _src = run_greedy(impl, case, model)
+        on = case.describe() + (_("; the model in training mode") if training
+                                else _("; the model in eval mode"))
         if not model.calls:
-            raise verdict("greedy_decode", on, ["it never called the model (encode, decode or "
-                                                "forward)"])
+            raise verdict("greedy_decode", on, [_("it never called the model (encode, decode or "
+                                                  "forward)")])
         for name, was_training, grad in model.calls:
             if was_training:
-                raise verdict("the mode greedy_decode runs the model in", on, [
-                    f"model.{name} ran in training mode: call model.eval() first (dropout "
-                    "would make decoding random)"])
+                raise verdict(_("the mode greedy_decode runs the model in"), on, [
+                    _("{call} ran in training mode: call model.eval() first (dropout would make "
+                      "decoding random)", call=f"model.{name}")])
             if grad:
                 raise verdict("greedy_decode", on, [
-                    f"model.{name} ran with gradients enabled: decode under torch.no_grad() "
-                    "(or torch.inference_mode()): no graph is needed"])
+                    _("{call} ran with gradients enabled: decode under torch.no_grad() (or "
+                      "torch.inference_mode()): no graph is needed", call=f"model.{name}")])
         flags = {name or "model": m.training for name, m in model.named_modules()}
         wrong = [name for name, flag in flags.items() if flag != training]
         if wrong:
-            raise verdict("the model's training flag after greedy_decode", on, [
-                f"expected training={training} as before, got training={not training} for "
-                + ", ".join(wrong),
-                "remember was_training = model.training and end with model.train(was_training)"])
+            raise verdict(_("the model's training flag after greedy_decode"), on, [
+                _("expected training={training} as before, got training={wrong} for {modules}",
+                  training=training, wrong=not training, modules=", ".join(wrong)),
+                _("remember was_training = model.training and end with "
+                  "model.train(was_training)")])
         expected = case.expected()
         if not (isinstance(got, Tensor) and got.dtype == torch.long
                 and torch.equal(got.cpu(), expected)):

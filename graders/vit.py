@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from graders.core.i18n import N_, _
 from graders.core.compare import (
     MISTAKE_SLACK,
     expect_close,
@@ -42,7 +43,7 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
 from graders.core.reference import attend
-from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict
+from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
 from graders.mha import weights_behind_output
 
 __all__ = [
@@ -214,7 +215,8 @@ def block_mistakes(dim: int, num_heads: int) -> list[tuple[str, dict[str, Any]]]
 
 def expect_module(value: Any, what: str) -> nn.Module:
     if not isinstance(value, nn.Module):
-        raise verdict(what, "construction", [f"expected an nn.Module, got {describe_value(value)}"])
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(value))])
     return value
 
 
@@ -225,26 +227,27 @@ def build(impl: Implementation, name: str, args: tuple, kwargs: dict[str, Any],
     ``state`` (timm's names) loaded strictly; in eval mode."""
     shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     what = f"{name}({shown})"
-    module = impl.call(impl.attr(name), *args, **kwargs, what=what, on="construction")
+    module = impl.call(impl.attr(name), *args, **kwargs, what=what, on=_("construction"))
     module = expect_module(module, what)
-    module = impl.call(module.to, device=device, dtype=dtype, what=f"{what}.to", on="construction")
+    module = impl.call(module.to, device=device, dtype=dtype, what=f"{what}.to", on=_("construction"))
     module = expect_module(module, f"{what}.to")
     if state is not None:
-        on = "PyTorch's weights under timm's names"
+        on = _("PyTorch's weights under timm's names")
         theirs = impl.call(module.state_dict, what=f"{what}.state_dict", on=on)
         missing = [k for k in state if k not in theirs]
         unexpected = [k for k in theirs if k not in state]
-        resized = [f"{k}: yours {tuple(theirs[k].shape)}, expected {tuple(v.shape)}"
+        resized = [_("{key}: yours {yours}, expected {expected}", key=k,
+                       yours=tuple(theirs[k].shape), expected=tuple(v.shape))
                    for k, v in state.items() if k in theirs and theirs[k].shape != v.shape]
         if missing or unexpected or resized:
             details = []
             if missing:
-                details.append("missing: " + ", ".join(missing[:6]))
+                details.append(_("missing: {names}", names=", ".join(missing[:6])))
             if unexpected:
-                details.append("unexpected: " + ", ".join(unexpected[:6]))
-            details += [f"wrong shape {r}" for r in resized[:3]]
-            details.append(names_hint)
-            raise verdict(f"loading weights into {what}", on, details)
+                details.append(_("unexpected: {names}", names=", ".join(unexpected[:6])))
+            details += [_("wrong shape {key}", key=r) for r in resized[:3]]
+            details.append(_(names_hint))
+            raise verdict(_("loading weights into {module}", module=what), on, details)
         impl.call(module.load_state_dict, state, what=f"{what}.load_state_dict", on=on)
     module.eval()
     return module
@@ -265,7 +268,7 @@ def seeded(seed: int) -> Iterator[None]:
 
 def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
                   on: str) -> dict[str, Tensor | None]:
-    expect_tracks_grad({"the output": out}, check, on)
+    expect_tracks_grad({_("the output"): out}, check, on)
     return grads_of(weighted_sum([out], seed=seed), named)
 
 
@@ -279,8 +282,8 @@ def twin_names(module: nn.Module, mapping: dict[str, str] | None) -> dict[str, T
 
 # ------------------------------------------------------------------------------ PatchEmbed
 
-PATCH_NAMES = ("PatchEmbed has proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, "
-               "stride=patch_size), and nothing else with weights")
+PATCH_NAMES = N_("PatchEmbed has proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, "
+                 "stride=patch_size), and nothing else with weights")
 
 
 def check_patch_embed(impl: Implementation, *, img_size, patch: int, chans: int, dim: int,
@@ -294,8 +297,9 @@ def check_patch_embed(impl: Implementation, *, img_size, patch: int, chans: int,
                    state, PATCH_NAMES, dtype, device)
     base = randn(b, chans, *hw, seed=seed + 1, dtype=dtype, device=device)
     x = base.clone().requires_grad_(check_grads)
-    on = (f"{describe_inputs(x=x)} with PatchEmbed(img_size={img_size!r}, patch_size={patch}, "
-          f"in_chans={chans}, embed_dim={dim})")
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x),
+           module=f"PatchEmbed(img_size={img_size!r}, patch_size={patch}, in_chans={chans}, "
+                  f"embed_dim={dim})")
     out = run(impl, module, x, "PatchEmbed", on)
     ref_x = base.clone().requires_grad_(check_grads)
     grid = conv(ref_x)  # (B, D, H/p, W/p)
@@ -306,9 +310,9 @@ def check_patch_embed(impl: Implementation, *, img_size, patch: int, chans: int,
                         predict=lambda: grid.detach().reshape(b, n, dim)),
                 Suspect("patch-flatten-without-transpose",
                         predict=lambda: grid.detach().flatten(2))]
-    expect_close(out, expected, "the patch tokens (B, N, D), N in row-major order", on, suspects)
+    expect_close(out, expected, _("the patch tokens (B, N, D), N in row-major order"), on, suspects)
     if check_grads:
-        check = "backward through PatchEmbed"
+        check = _("backward through {module}", module="PatchEmbed")
         got = learner_grads(out, {"x": x, **twin_names(module, {"proj.weight": "weight",
                                                                  "proj.bias": "bias"})},
                             seed + 2, check, on)
@@ -317,6 +321,7 @@ def check_patch_embed(impl: Implementation, *, img_size, patch: int, chans: int,
         expect_grads_close(got, ref, check, on)
 
 
+@title(N_("patch embedding against a convolution"))
 @pytest.mark.core
 def test_patch_embed_matches_conv(impl):
     """The conv's output flattened to (B, N, D) in row-major patch order: non-square images,
@@ -328,8 +333,8 @@ def test_patch_embed_matches_conv(impl):
 
 # ------------------------------------------------------------------------------- Attention
 
-ATTENTION_NAMES = ("Attention has qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias) and proj = "
-                   "nn.Linear(dim, dim)")
+ATTENTION_NAMES = N_("Attention has qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias) and proj = "
+                     "nn.Linear(dim, dim)")
 
 
 def attention_twin(dim: int, num_heads: int, qkv_bias: bool, seed: int, dtype=torch.float32,
@@ -359,15 +364,16 @@ def check_attention(impl: Implementation, *, dim: int, num_heads: int, b: int, n
                    state, ATTENTION_NAMES, dtype, device)
     base = randn(b, n, dim, seed=seed + 1, dtype=dtype, device=device)
     x = base.clone().requires_grad_(check_grads)
-    on = f"{describe_inputs(x=x)} with Attention({dim}, num_heads={num_heads}, qkv_bias={qkv_bias})"
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x),
+           module=f"Attention({dim}, num_heads={num_heads}, qkv_bias={qkv_bias})")
     out = run(impl, module, x, "Attention", on)
     ref_x = base.clone().requires_grad_(check_grads)
     expected = twin(ref_x, ref_x, ref_x, need_weights=False)[0]
     suspects = [Suspect(slug, predict=lambda s=switches: attention_reference(
         state, base, num_heads, **s)) for slug, switches in attention_mistakes(dim, num_heads)]
-    expect_close(out, expected, "the attention output (B, N, dim)", on, suspects)
+    expect_close(out, expected, _("the attention output (B, N, dim)"), on, suspects)
     if check_grads:
-        check = "backward through Attention"
+        check = _("backward through {module}", module="Attention")
         got = learner_grads(out, {"x": x, **twin_names(module, ATTENTION_TO_TWIN)},
                             seed + 2, check, on)
         ref = {"x": ref_x, **dict(twin.named_parameters())}
@@ -376,6 +382,7 @@ def check_attention(impl: Implementation, *, dim: int, num_heads: int, b: int, n
         expect_grads_close(got, grads_of(weighted_sum([expected], seed=seed + 2), ref), check, on)
 
 
+@title(N_("attention against nn.MultiheadAttention"))
 @pytest.mark.core
 def test_attention_matches_pytorch(impl):
     """Batch > 1, heads > 1, with and without qkv_bias; one head; one token."""
@@ -391,6 +398,7 @@ def attention_case(rng):
             rng.random() < 0.5, rng.randint(0, 10_000))
 
 
+@title(N_("attention on random shapes"))
 @pytest.mark.core
 def test_attention_random_shapes(impl):
     """Random widths, head counts, batch sizes and token counts, from a fixed seed."""
@@ -401,8 +409,8 @@ def test_attention_random_shapes(impl):
 
 # ------------------------------------------------------------------------------------- Mlp
 
-MLP_NAMES = ("Mlp has fc1 = nn.Linear(in_features, hidden_features) and fc2 = "
-             "nn.Linear(hidden_features, out_features); both default to in_features")
+MLP_NAMES = N_("Mlp has fc1 = nn.Linear(in_features, hidden_features) and fc2 = "
+               "nn.Linear(hidden_features, out_features); both default to in_features")
 
 
 def mlp_state(in_f: int, hidden: int, out_f: int, seed: int, dtype=torch.float32,
@@ -444,21 +452,23 @@ def check_mlp(impl: Implementation, *, args: tuple, shape: tuple[int, ...], seed
     twin = MlpTwin(state)
     base = randn(*shape, in_f, seed=seed + 2, dtype=dtype, device=device)
     x = base.clone().requires_grad_(check_grads)
-    on = f"{describe_inputs(x=x)} with Mlp{args!r}".replace(",)", ")")
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x),
+           module=f"Mlp{args!r}".replace(",)", ")"))
     out = run(impl, module, x, "Mlp", on)
     ref_x = base.clone().requires_grad_(check_grads)
     expected = twin(ref_x)
     suspects = [Suspect("gelu-tanh-approximation",
                         predict=lambda: mlp_reference(state, base, gelu="tanh"))]
-    expect_close(out, expected, "the Mlp's output", on, suspects)
+    expect_close(out, expected, _("the Mlp's output"), on, suspects)
     if check_grads:
-        check = "backward through Mlp"
+        check = _("backward through {module}", module="Mlp")
         got = learner_grads(out, {"x": x, **dict(module.named_parameters())}, seed + 3, check, on)
         ref = grads_of(weighted_sum([expected], seed=seed + 3),
                        {"x": ref_x, **dict(twin.named_parameters())})
         expect_grads_close(got, ref, check, on)
 
 
+@title(N_("the MLP against PyTorch"))
 @pytest.mark.core
 def test_mlp_matches_pytorch(impl):
     """fc1 -> exact GELU -> fc2 on (B, N, in) and (B, in) tokens; hidden and out features
@@ -479,8 +489,8 @@ def drop_path_module(impl: Implementation, p: float, scale_by_keep: bool = True,
     module = build(impl, "DropPath", (p,), kwargs, None, "", dtype)
     module.train(training)
     flags = "" if scale_by_keep else ", scale_by_keep=False"
-    mode = "training" if training else "eval"
-    return module, f"DropPath({p}{flags}) in {mode} mode"
+    mode = _("training mode") if training else _("eval mode")
+    return module, _("{module} in {mode}", module=f"DropPath({p}{flags})", mode=mode)
 
 
 def branch(*shape: int, seed: int, dtype=torch.float64) -> Tensor:
@@ -513,51 +523,56 @@ def check_drop_path_training(impl: Implementation, p: float, shape: tuple[int, .
     with scale_by_keep, x without), some of each. Returns the per-sample kept flags."""
     module, what = drop_path_module(impl, p, scale_by_keep)
     x = branch(*shape, seed=seed)
-    on = f"{describe_inputs(x=x)} with {what}"
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=what)
     with seeded(seed + 1):
         out = run(impl, module, x, "DropPath", on)
-    check = "which samples DropPath kept"
+    check = _("which samples DropPath kept")
     if out.shape != x.shape or out.dtype != x.dtype:
         expect_close(out, x, check, on)  # explains the shape or dtype
     pattern = drop_pattern(out, x, p)
     zero = pattern["zero"]
     kept_as = pattern["scaled"] if scale_by_keep else pattern["plain"]
-    expected_kept = "x / (1 - p)" if scale_by_keep else "x (scale_by_keep=False: unscaled)"
+    expected_kept = "x / (1 - p)" if scale_by_keep else _("x (scale_by_keep=False: unscaled)")
     mixed = samples_mixed(zero)
     if bool(torch.isnan(out).any()):
-        raise verdict(check, on, [f"got NaN in {int(torch.isnan(out).sum())} place(s)"])
+        raise verdict(check, on, [_("got NaN in {count} place(s)", count=int(torch.isnan(out).sum()))])
     if mixed:
         raise verdict(check, on, [
-            f"{mixed} of {shape[0]} samples had some values zeroed and others kept: one "
-            "keep/drop draw must cover a whole sample x[i]"], "drop-path-per-element")
+            _("{mixed} of {total} samples had some values zeroed and others kept: one "
+              "keep/drop draw must cover a whole sample x[i]", mixed=mixed, total=shape[0])],
+            "drop-path-per-element")
     kept_samples = ~zero.reshape(shape[0], -1).all(1)
     if not bool(zero.any()):
-        raise verdict(check, on, [f"no sample was dropped among {shape[0]} (p={p}): DropPath "
-                                  "must drop in training mode"])
+        raise verdict(check, on, [_("no sample was dropped among {total} (p={p}): DropPath "
+                                    "must drop in training mode", total=shape[0], p=p)])
     if not bool((zero | kept_as).all()):
         if scale_by_keep and bool((zero | pattern["plain"]).all()):
             raise verdict(check, on, [
-                f"the kept samples equal x; expected x / (1 - p) = x * {1 / (1 - p):g}"],
+                _("the kept samples equal x; expected x / (1 - p) = x * {factor}",
+                  factor=f"{1 / (1 - p):g}")],
                 "drop-path-not-rescaled")
         if not scale_by_keep and bool((zero | pattern["scaled"]).all()):
             raise verdict(check, on, [
-                "the kept samples were divided by 1 - p; with scale_by_keep=False they stay x"])
+                _("the kept samples were divided by 1 - p; with scale_by_keep=False they stay "
+                  "x")])
         bad = int((~(zero | kept_as)).sum())
         raise verdict(check, on, [
-            f"{bad} of {out.numel()} values are neither 0 (dropped) nor {expected_kept}",
-            f"x   {describe_tensor(x)}", f"got {describe_tensor(out)}"])
+            _("{bad} of {total} values are neither 0 (dropped) nor {kept}", bad=bad,
+              total=out.numel(), kept=expected_kept),
+            f"x   {describe_tensor(x)}", _("got {value}", value=describe_tensor(out))])
     if not bool(kept_samples.any()):
-        raise verdict(check, on, [f"every sample was dropped (p={p})"])
+        raise verdict(check, on, [_("every sample was dropped (p={p})", p=p)])
     return kept_samples
 
 
+@title(N_("drop path is the identity in eval mode"))
 @pytest.mark.core
 def test_drop_path_identity_in_eval(impl):
     """In eval mode DropPath returns its input unchanged, whatever drop_prob."""
     for p, seed in ((0.5, 400), (0.9, 410)):
         module, what = drop_path_module(impl, p, training=False)
         x = branch(16, 3, 4, seed=seed)
-        on = f"{describe_inputs(x=x)} with {what}"
+        on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=what)
         with seeded(seed + 1):
             out = run(impl, module, x, "DropPath", on)
 
@@ -566,10 +581,11 @@ def test_drop_path_identity_in_eval(impl):
             return bool((pattern["zero"] | pattern["scaled"] | pattern["plain"]).all()
                         and not pattern["plain"].all())
 
-        expect_close(out, x, "DropPath in eval mode (the identity)", on,
+        expect_close(out, x, _("DropPath in eval mode (the identity)"), on,
                      [Suspect("drop-path-in-eval", matches=dropped_in_eval)])
 
 
+@title(N_("drop path in training mode"))
 @pytest.mark.core
 def test_drop_path_in_training(impl):
     """In training mode each sample's whole branch is dropped (zeros) or kept and divided by
@@ -578,16 +594,16 @@ def test_drop_path_in_training(impl):
     check_drop_path_training(impl, 0.5, (32, 5, 2), seed=510)
     module, what = drop_path_module(impl, 0.0)
     x = branch(8, 3, 4, seed=520)
-    on = f"{describe_inputs(x=x)} with {what}"
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=what)
     with seeded(521):
         out = run(impl, module, x, "DropPath", on)
-    expect_close(out, x, "DropPath at drop_prob=0 in training mode (the identity)", on)
+    expect_close(out, x, _("DropPath at drop_prob=0 in training mode (the identity)"), on)
 
 
 # ----------------------------------------------------------------------------------- Block
 
-BLOCK_NAMES = ("Block has norm1, attn (qkv, proj), norm2, mlp (fc1, fc2); "
-               "mlp's hidden width is int(dim * mlp_ratio); LayerNorm(dim, eps=1e-6)")
+BLOCK_NAMES = N_("Block has norm1, attn (qkv, proj), norm2, mlp (fc1, fc2); "
+                 "mlp's hidden width is int(dim * mlp_ratio); LayerNorm(dim, eps=1e-6)")
 
 
 def block_twin(dim: int, num_heads: int, hidden: int, qkv_bias: bool, seed: int,
@@ -625,8 +641,8 @@ def new_block(impl: Implementation, dim: int, num_heads: int, mlp_ratio: float,
 
 def block_on(x: Tensor, dim: int, num_heads: int, mlp_ratio: float, qkv_bias: bool,
              extra: str = "") -> str:
-    return (f"{describe_inputs(x=x)} with Block({dim}, {num_heads}, mlp_ratio={mlp_ratio}, "
-            f"qkv_bias={qkv_bias}{extra})")
+    return _("{inputs} with {module}", inputs=describe_inputs(x=x),
+             module=f"Block({dim}, {num_heads}, mlp_ratio={mlp_ratio}, qkv_bias={qkv_bias}{extra})")
 
 
 def check_block(impl: Implementation, *, dim: int, num_heads: int, b: int, n: int, seed: int,
@@ -646,7 +662,7 @@ def check_block(impl: Implementation, *, dim: int, num_heads: int, b: int, n: in
     expected = twin(ref_x)
     suspects = [Suspect(slug, predict=lambda s=switches: block_reference(
         state, base, num_heads, **s)) for slug, switches in block_mistakes(dim, num_heads)]
-    check = "the block's output (B, N, dim)"
+    check = _("the block's output (B, N, dim)")
     try:
         expect_close(out, expected, check, on, suspects, slack=slack)
     except AssertionError as failure:
@@ -658,11 +674,11 @@ def check_block(impl: Implementation, *, dim: int, num_heads: int, b: int, n: in
                 and not torch.allclose(default_eps, expected.detach().double(), rtol, atol)
                 and torch.allclose(out.detach().double(), default_eps, rtol, atol)):
             raise verdict(check, on, [
-                "your output matches LayerNorm with eps=1e-5 (nn.LayerNorm's default); the "
-                "ViT block uses nn.LayerNorm(dim, eps=1e-6)"]) from None
+                _("your output matches LayerNorm with eps=1e-5 (nn.LayerNorm's default); the "
+                  "ViT block uses nn.LayerNorm(dim, eps=1e-6)")]) from None
         raise
     if check_grads:
-        check = "backward through Block"
+        check = _("backward through {module}", module="Block")
         got = learner_grads(out, {"x": x, **twin_names(module, BLOCK_TO_TWIN)}, seed + 2,
                             check, on)
         ref = {"x": ref_x, **dict(twin.named_parameters())}
@@ -671,6 +687,7 @@ def check_block(impl: Implementation, *, dim: int, num_heads: int, b: int, n: in
         expect_grads_close(got, grads_of(weighted_sum([expected], seed=seed + 2), ref), check, on)
 
 
+@title(N_("the block against PyTorch"))
 @pytest.mark.core
 def test_block_matches_pytorch(impl):
     """Pre-LN block equal to nn.TransformerEncoderLayer(norm_first=True, activation="gelu",
@@ -688,6 +705,7 @@ def block_case(rng):
             rng.choice([1.0, 2.0, 4.0, 1.5]), rng.random() < 0.5, rng.randint(0, 10_000))
 
 
+@title(N_("the block on random shapes"))
 @pytest.mark.core
 def test_block_random_shapes(impl):
     """Random widths, heads, batch sizes, token counts, mlp_ratio and qkv_bias."""
@@ -700,6 +718,7 @@ def test_block_random_shapes(impl):
 # ------------------------------------------------------------------------------ follow-ups
 
 
+@title(N_("every part in float64"))
 @pytest.mark.followup
 def test_float64(impl):
     """float64 in, float64 out, at float64 precision: every module."""
@@ -713,6 +732,7 @@ def test_float64(impl):
                 dtype=f64, weight_scale=1.0)
 
 
+@title(N_("the block's gradients"))
 @pytest.mark.followup
 def test_gradients(impl):
     """Gradients of the input and of every parameter equal PyTorch's, every module."""
@@ -727,6 +747,7 @@ def test_gradients(impl):
                 dtype=torch.float64, check_grads=True)
 
 
+@title(N_("the block's LayerNorm eps"))
 @pytest.mark.followup
 def test_block_layer_norm_eps(impl):
     """Both norms use eps=1e-6: tokens with a tiny spread, where eps shows (float64)."""
@@ -734,19 +755,21 @@ def test_block_layer_norm_eps(impl):
                 x_scale=1e-3)
 
 
+@title(N_("drop path at p = 0 and p = 1"))
 @pytest.mark.followup
 def test_drop_path_extremes(impl):
     """drop_prob=1 gives zeros (never NaN: no division by 1 - p = 0); scale_by_keep=False
     keeps the kept samples as they are."""
     module, what = drop_path_module(impl, 1.0)
     x = branch(6, 3, 4, seed=1000)
-    on = f"{describe_inputs(x=x)} with {what}"
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=what)
     with seeded(1001):
         out = run(impl, module, x, "DropPath", on)
-    expect_close(out, torch.zeros_like(x), "DropPath at drop_prob=1 (every sample dropped)", on)
+    expect_close(out, torch.zeros_like(x), _("DropPath at drop_prob=1 (every sample dropped)"), on)
     check_drop_path_training(impl, 0.5, (32, 3, 4), seed=1010, scale_by_keep=False)
 
 
+@title(N_("drop path's keep rate"))
 @pytest.mark.followup
 def test_drop_path_keep_rate(impl):
     """Over many samples about 1 - p of them are kept: p is the probability to *drop*.
@@ -758,11 +781,13 @@ def test_drop_path_keep_rate(impl):
         sd = math.sqrt(p * (1 - p) / samples)
         if abs(share - (1 - p)) > 10 * sd:
             raise verdict(
-                "the share of samples DropPath kept", f"{samples} samples with DropPath({p})",
-                [f"kept {share:.1%}; expected about 1 - p = {1 - p:.0%} (drop_prob is the "
-                 "probability to drop a sample, not to keep it)"])
+                _("the share of samples DropPath kept"),
+                _("{count} samples with {module}", count=samples, module=f"DropPath({p})"),
+                [_("kept {share}; expected about 1 - p = {keep} (drop_prob is the probability "
+                   "to drop a sample, not to keep it)", share=f"{share:.1%}", keep=f"{1 - p:.0%}")])
 
 
+@title(N_("drop path on inputs of any rank and its gradient"))
 @pytest.mark.followup
 def test_drop_path_any_rank_and_gradient(impl):
     """One draw per index of dim 0 for inputs of any rank ((B, D) and (B, C, H, W)); the
@@ -772,14 +797,14 @@ def test_drop_path_any_rank_and_gradient(impl):
     module, what = drop_path_module(impl, 0.5)
     base = branch(16, 3, 4, seed=1220)
     x = base.clone().requires_grad_(True)
-    on = f"{describe_inputs(x=x)} with {what}"
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=what)
     with seeded(1221):
         out = run(impl, module, x, "DropPath", on)
-    check = "backward through DropPath"
+    check = _("backward through {module}", module="DropPath")
     (grad,) = learner_grads(out, {"x": x}, 1222, check, on).values()
     r = randn(*out.shape, seed=1222, dtype=out.dtype)
     expected = r * (out.detach() / base)  # d out / d x is the per-sample factor, 0 or 1/(1-p)
-    expect_close(grad, expected, f"{check}: gradient of x", on)
+    expect_close(grad, expected, _("{check}: gradient of {name}", check=check, name="x"), on)
 
 
 def dropout_pattern_problems(got: Tensor, clean: Tensor, p: float, what: str) -> list[str]:
@@ -789,12 +814,13 @@ def dropout_pattern_problems(got: Tensor, clean: Tensor, p: float, what: str) ->
     zero, scaled = pattern["zero"], pattern["scaled"]
     if not bool((zero | scaled).all()):
         bad = int((~(zero | scaled)).sum())
-        return [f"{bad} of {got.numel()} values of {what} are neither 0 (dropped) nor the "
-                f"value without dropout times 1/(1-p) = {1 / (1 - p):g}"]
+        return [_("{bad} of {total} values of {what} are neither 0 (dropped) nor the value "
+                  "without dropout times 1/(1-p) = {factor}", bad=bad, total=got.numel(),
+                  what=what, factor=f"{1 / (1 - p):g}")]
     if not bool(zero.any()):
-        return [f"nothing in {what} was dropped"]
+        return [_("nothing in {what} was dropped", what=what)]
     if bool(zero.all()):
-        return [f"every value of {what} was zeroed"]
+        return [_("every value of {what} was zeroed", what=what)]
     return []
 
 
@@ -806,6 +832,7 @@ def two_calls_differ(impl, module, x, what, on, seed) -> bool:
     return first.shape == second.shape and not torch.allclose(first, second)
 
 
+@title(N_("attention dropout in training mode"))
 @pytest.mark.followup
 def test_attention_dropout_in_training(impl):
     """attn_drop acts on the attention weights (each 0 or w / (1 - p)) and proj_drop on the
@@ -820,36 +847,38 @@ def test_attention_dropout_in_training(impl):
 
     module = build(impl, "Attention", (dim,), dict(num_heads=heads, qkv_bias=True, attn_drop=p),
                    state, ATTENTION_NAMES)
-    on = f"{describe_inputs(x=x)} with Attention({dim}, num_heads={heads}, qkv_bias=True, attn_drop={p})"
-    expect_close(run(impl, module, x, "Attention", on + ", eval mode"), clean_out,
-                 "the output in eval mode (no dropout)", on + ", eval mode")
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x),
+           module=f"Attention({dim}, num_heads={heads}, qkv_bias=True, attn_drop={p})")
+    expect_close(run(impl, module, x, "Attention", on + _(", eval mode")), clean_out,
+                 _("the output in eval mode (no dropout)"), on + _(", eval mode"))
     module.train()
-    on += ", training mode"
+    on += _(", training mode")
     with seeded(1302):
         out = run(impl, module, x, "Attention", on)
-    check = f"attn_drop on the attention weights (p={p})"
+    check = _("attn_drop on the attention weights (p={p})", p=p)
     if out.shape != clean_out.shape:
         expect_close(out, clean_out, check, on)
     mha_state = {k: v.detach() for k, v in twin.state_dict().items()}
     weights = weights_behind_output(mha_state, x, out, heads, batch_first=True)
-    problems = dropout_pattern_problems(weights, clean_w, p, "the attention weights behind "
-                                        "your output")
+    problems = dropout_pattern_problems(weights, clean_w, p, _("the attention weights behind "
+                                                                 "your output"))
     if problems:
         raise verdict(check, on, problems + [
-            "attn_drop must act on softmax(q k^T * scale), before the weights multiply v"])
+            _("attn_drop must act on softmax(q k^T * scale), before the weights multiply v")])
 
     module = build(impl, "Attention", (dim,), dict(num_heads=heads, qkv_bias=True, proj_drop=p),
                    state, ATTENTION_NAMES).train()
-    on = (f"{describe_inputs(x=x)} with Attention({dim}, num_heads={heads}, qkv_bias=True, "
-          f"proj_drop={p}), training mode")
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x),
+           module=f"Attention({dim}, num_heads={heads}, qkv_bias=True, proj_drop={p})") \
+        + _(", training mode")
     with seeded(1303):
         out = run(impl, module, x, "Attention", on)
-    check = f"proj_drop on the output (p={p})"
+    check = _("proj_drop on the output (p={p})", p=p)
     if out.shape != clean_out.shape:
         expect_close(out, clean_out, check, on)
-    problems = dropout_pattern_problems(out, clean_out, p, "the output")
+    problems = dropout_pattern_problems(out, clean_out, p, _("the output"))
     if problems:
-        raise verdict(check, on, problems + ["proj_drop acts on proj's output, last"])
+        raise verdict(check, on, problems + [_("proj_drop acts on proj's output, last")])
 
 
 def check_mlp_dropout(impl: Implementation, module: nn.Module, state: dict[str, Tensor],
@@ -860,22 +889,23 @@ def check_mlp_dropout(impl: Implementation, module: nn.Module, state: dict[str, 
     clean = mlp_reference(state, x, prefix=prefix)
     with seeded(seed):
         out = run(impl, module, x, "Mlp", on)
-    check = f"dropout in the Mlp (p={p})"
+    check = _("dropout in the Mlp (p={p})", p=p)
     if out.shape != clean.shape:
         expect_close(out, clean, check, on)
     pattern = drop_pattern(out, clean, p)
     zero_share = float(pattern["zero"].double().mean())
     if not 0.3 <= zero_share <= 0.7:
         raise verdict(check, on, [
-            f"{zero_share:.0%} of the outputs are 0; about {p:.0%} should be: drop acts after "
-            "fc2 (and after act)"])
+            _("{share} of the outputs are 0; about {p} should be: drop acts after fc2 (and "
+              "after act)", share=f"{zero_share:.0%}", p=f"{p:.0%}")])
     kept = ~pattern["zero"]
     if bool(pattern["scaled"][kept].all()):
         raise verdict(check, on, [
-            "every nonzero output is exactly the undropped one / (1 - p): nothing was dropped "
-            "between act and fc2 (drop acts after act too)"])
+            _("every nonzero output is exactly the undropped one / (1 - p): nothing was "
+              "dropped between act and fc2 (drop acts after act too)")])
 
 
+@title(N_("MLP dropout in training mode"))
 @pytest.mark.followup
 def test_mlp_dropout_in_training(impl):
     """drop acts after act and after fc2, in training mode only."""
@@ -883,20 +913,22 @@ def test_mlp_dropout_in_training(impl):
     state = mlp_state(6, 12, 6, seed=1400, dtype=torch.float64)
     module = build(impl, "Mlp", (6, 12, 6), {"drop": p}, state, MLP_NAMES)
     x = randn(4, 10, 6, seed=1402, dtype=torch.float64)
-    on = f"{describe_inputs(x=x)} with Mlp(6, 12, 6, drop={p})"
-    expect_close(run(impl, module, x, "Mlp", on + ", eval mode"), mlp_reference(state, x),
-                 "the output in eval mode (no dropout)", on + ", eval mode")
-    check_mlp_dropout(impl, module.train(), state, x, p, on + ", training mode", seed=1403)
+    on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=f"Mlp(6, 12, 6, drop={p})")
+    expect_close(run(impl, module, x, "Mlp", on + _(", eval mode")), mlp_reference(state, x),
+                 _("the output in eval mode (no dropout)"), on + _(", eval mode"))
+    check_mlp_dropout(impl, module.train(), state, x, p, on + _(", training mode"), seed=1403)
 
 
 def submodule(module: nn.Module, name: str, what: str) -> nn.Module:
     sub = getattr(module, name, None)
     if not isinstance(sub, nn.Module):
-        raise verdict(f"{what}.{name}", "construction",
-                      [f"expected a submodule {name}, got {describe_value(sub)}"])
+        raise verdict(f"{what}.{name}", _("construction"),
+                      [_("expected a submodule {name}, got {value}", name=name,
+                         value=describe_value(sub))])
     return sub
 
 
+@title(N_("where the block applies dropout"))
 @pytest.mark.followup
 def test_block_dropout_wiring(impl):
     """Block's drop is the attention's proj_drop and the Mlp's dropout; attn_drop is the
@@ -914,34 +946,36 @@ def test_block_dropout_wiring(impl):
         block = new_block(impl, dim, heads, 4.0, True, state, torch.float64, "cpu", extra)
         flags = ", " + ", ".join(f"{k}={v}" for k, v in extra.items())
         on = block_on(x, dim, heads, 4.0, True, flags)
-        expect_close(run(impl, block, x, "Block", on + ", eval mode"), twin(x),
-                     "the output in eval mode (no dropout)", on + ", eval mode")
+        expect_close(run(impl, block, x, "Block", on + _(", eval mode")), twin(x),
+                     _("the output in eval mode (no dropout)"), on + _(", eval mode"))
         block.train()
-        if not two_calls_differ(impl, block, x, "Block", on + ", training mode", seed):
-            raise verdict("two calls in training mode", on + ", training mode", [
-                "they gave the same output: the dropout is not wired in"])
+        if not two_calls_differ(impl, block, x, "Block", on + _(", training mode"), seed):
+            raise verdict(_("two calls in training mode"), on + _(", training mode"), [
+                _("they gave the same output: the dropout is not wired in")])
         attn = submodule(block, "attn", "Block")
         mlp = submodule(block, "mlp", "Block")
-        attn_on = f"block.attn on x {tuple(x.shape)}, Block({dim}, {heads}{flags}), training mode"
+        attn_on = (_("{module} on x {shape}", module="block.attn", shape=tuple(x.shape))
+                   + f", Block({dim}, {heads}{flags})" + _(", training mode"))
         with seeded(seed + 3):
             attn_out = run(impl, attn, x, "block.attn", attn_on)
         if "drop" in extra:
-            problems = dropout_pattern_problems(attn_out, clean_attn, p, "block.attn's output")
+            problems = dropout_pattern_problems(attn_out, clean_attn, p,
+                                                _("{module}'s output", module="block.attn"))
             if problems:
-                raise verdict("drop reaches the attention's proj_drop", attn_on, problems)
+                raise verdict(_("drop reaches the attention's proj_drop"), attn_on, problems)
             mlp_on = attn_on.replace("block.attn", "block.mlp")
             check_mlp_dropout(impl, mlp, mlp_state_only, x, p, mlp_on, seed + 4, prefix="mlp.")
         else:
             zeros = int((attn_out.detach() == 0).sum())
             if zeros:
-                raise verdict("attn_drop is not proj_drop", attn_on, [
-                    f"{zeros} values of block.attn's output are exactly 0: attn_drop must act "
-                    "on the attention weights, not on the output"])
+                raise verdict(_("attn_drop is not proj_drop"), attn_on, [
+                    _("{zeros} values of block.attn's output are exactly 0: attn_drop must act "
+                      "on the attention weights, not on the output", zeros=zeros)])
             mlp_on = attn_on.replace("block.attn", "block.mlp")
             with seeded(seed + 4):
                 mlp_out = run(impl, mlp, x, "block.mlp", mlp_on)
             expect_close(mlp_out, mlp_reference(state, x, prefix="mlp."),
-                         "block.mlp with drop=0.0 (attn_drop does not reach the Mlp)", mlp_on)
+                         _("block.mlp with drop=0.0 (attn_drop does not reach the Mlp)"), mlp_on)
 
 
 def drop_path_outcomes(state, x: Tensor, heads: int, p: float, scaled: bool) -> list[Tensor]:
@@ -959,6 +993,7 @@ def per_sample_match(out: Tensor, outcomes: list[Tensor]) -> Tensor:
                         for o in outcomes], dim=1)
 
 
+@title(N_("the block's drop path"))
 @pytest.mark.followup
 def test_block_drop_path(impl):
     """Block(drop_path=p): in training mode each sample's attention branch and Mlp branch are
@@ -977,38 +1012,39 @@ def test_block_drop_path(impl):
         return bool((per_sample_match(got, scaled) | per_sample_match(got, plain)).any(1).all())
 
     with seeded(1602):
-        out = run(impl, block, x, "Block", on + ", eval mode")
-    expect_close(out, twin(x), "the output in eval mode (DropPath is the identity)",
-                 on + ", eval mode", [Suspect("drop-path-in-eval", matches=dropped_in_eval)])
+        out = run(impl, block, x, "Block", on + _(", eval mode"))
+    expect_close(out, twin(x), _("the output in eval mode (DropPath is the identity)"),
+                 on + _(", eval mode"), [Suspect("drop-path-in-eval", matches=dropped_in_eval)])
 
     block.train()
-    on += ", training mode"
+    on += _(", training mode")
     with seeded(1603):
         out = run(impl, block, x, "Block", on)
-    check = "which samples' branches the block's DropPath kept"
+    check = _("which samples' branches the block's DropPath kept")
     if out.shape != x.shape:
         expect_close(out, x, check, on)
     matched = per_sample_match(out, scaled)
     unscaled = per_sample_match(out, plain)
     if bool(unscaled[:, 0].all()):  # every sample is the plain block: nothing dropped
-        raise verdict(check, on, [f"no branch of any of the {b} samples was dropped: drop_path "
-                                  "must reach a DropPath around both branches"])
+        raise verdict(check, on, [_("no branch of any of the {count} samples was dropped: drop_path "
+                                    "must reach a DropPath around both branches", count=b)])
     if not bool(matched.any(1).all()):
         if bool(unscaled.any(1).all()):
-            raise verdict(check, on, ["each sample's branches were kept or dropped, but the "
-                                      "kept ones were not divided by 1 - p"],
+            raise verdict(check, on, [_("each sample's branches were kept or dropped, but the "
+                                        "kept ones were not divided by 1 - p")],
                           "drop-path-not-rescaled")
         bad = int((~matched.any(1)).sum())
         raise verdict(check, on, [
-            f"{bad} of {b} samples are none of: both branches kept (each / (1 - p)), one of "
-            "them dropped, both dropped",
-            "x = x + drop_path(attn(norm1(x))); x = x + drop_path(mlp(norm2(x))), with one "
-            "keep/drop draw per sample and branch"])
+            _("{bad} of {total} samples are none of: both branches kept (each / (1 - p)), one "
+              "of them dropped, both dropped", bad=bad, total=b),
+            _("x = x + drop_path(attn(norm1(x))); x = x + drop_path(mlp(norm2(x))), with one "
+              "keep/drop draw per sample and branch")])
 
 
 # ----------------------------------------------------------------------- half precision
 
 
+@title(N_("half precision on a CUDA GPU"))
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_half_precision_on_cuda(impl):
@@ -1024,13 +1060,15 @@ def test_half_precision_on_cuda(impl):
         half_state = {k: v.to(dtype) for k, v in state.items()}
         block = new_block(impl, 16, 4, 4.0, True, half_state, dtype, "cuda")
         x = randn(2, 7, 16, seed=1701, dtype=dtype, device="cuda")
-        on = block_on(x, 16, 4, 4.0, True) + " on cuda"
+        on = block_on(x, 16, 4, 4.0, True) + _(" on {device}", device="cuda")
         out = run(impl, block, x, "Block", on)
-        expect_close(out, twin(x.float()).to(dtype), "the block's output", on, slack=2.0)
+        expect_close(out, twin(x.float()).to(dtype), _("the block's output"), on, slack=2.0)
         patch = build(impl, "PatchEmbed", (), dict(img_size=8, patch_size=4, in_chans=3,
                                                    embed_dim=16), None, "", dtype, "cuda")
         image = randn(2, 3, 8, 8, seed=1702, dtype=dtype, device="cuda")
-        tokens = run(impl, patch, image, "PatchEmbed", f"{describe_inputs(x=image)} on cuda")
+        image_on = describe_inputs(x=image) + _(" on {device}", device="cuda")
+        tokens = run(impl, patch, image, "PatchEmbed", image_on)
         if tokens.dtype != dtype or tokens.device.type != "cuda" or tokens.shape != (2, 4, 16):
-            raise verdict("PatchEmbed in half precision", f"{describe_inputs(x=image)} on cuda", [
-                f"expected {dtype} (2, 4, 16) on cuda, got {describe_tensor(tokens)}"])
+            raise verdict(_("PatchEmbed in half precision"), image_on, [
+                _("expected {expected}, got {got}", expected=f"{dtype} (2, 4, 16) on cuda",
+                  got=describe_tensor(tokens))])

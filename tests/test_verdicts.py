@@ -83,3 +83,53 @@ def test_right_value_wrong_type_is_said_so():
     text = str(failure.value)
     assert "right value, wrong type" in text and "31248.0" in text, text
     assert "e+04" not in text
+
+
+def test_causal_mask_made_on_the_cpu_whatever_the_device_fails(tmp_path):
+    """Kata 04: causal_mask(size, device) that ignores ``device`` fails on a CPU-only machine
+    too (asked for the meta device); no slug names it."""
+    masks = registry.get("04_masks")
+    path = edited(masks, tmp_path, [(
+        '    full = torch.full((size, size), float("-inf"), device=device)',
+        '    full = torch.full((size, size), float("-inf"))')])
+    session = run_session(masks, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    assert session.failed == 1, session.output
+    report = "\n".join(session.failure_reports()[0])
+    assert "expected device meta, got cpu" in report, report
+    assert session.slugs == set(), session.output
+
+
+def test_decoder_layer_without_dropout3_fails(tmp_path):
+    """Kata 08: a feed-forward output never sent through dropout3 fails in training mode
+    with dropout near 1 (every residual branch must be dropped); no slug names it."""
+    decoder = registry.get("08_decoder_layer")
+    path = edited(decoder, tmp_path, [(
+        "        return self.dropout3(self.linear2(hidden))",
+        "        return self.linear2(hidden)")])
+    session = run_session(decoder, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    assert session.failed == 1, session.output
+    assert "test_dropout_only_in_training" in session.output
+    report = "\n".join(session.failure_reports()[0])
+    assert "every residual branch dropped" in report and "dropout3 after" in report, report
+    assert session.slugs == set(), session.output
+
+
+def test_rope_preview_starts_at_the_first_difference():
+    """Kata 12 compares by angle (its own tolerance), and its previews too start where the
+    rotated values first differ, not at index 0 (learner trial, message 4)."""
+    from graders.rope import expect_rotated
+
+    expected = torch.arange(16, dtype=torch.float64).reshape(1, 1, 2, 8) / 10
+    got = expected.clone().float()
+    got[0, 0, 1, 1] += 1.0
+    angle = torch.zeros_like(expected)
+    with pytest.raises(GradingFailure) as failure:
+        expect_rotated(got, expected, angle, expected.abs(), torch.float32, "cpu",
+                       "the rotated x", "x (1, 1, 2, 8)")
+    lines = str(failure.value).splitlines()
+    expected_line = next(line for line in lines if line.strip().startswith("expected"))
+    got_line = next(line for line in lines if line.strip().startswith("got"))
+    assert "[..., 0.8, 0.9, 1, 1.1, ...]" in expected_line, lines
+    assert "[..., 0.8, 1.9, 1, 1.1, ...]" in got_line, lines

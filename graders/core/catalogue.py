@@ -37,8 +37,8 @@ _ENTRIES = (
     Mistake("mask-inverted",
             "The boolean mask was read the wrong way round: True means *blocked* here (as "
             "in nn.MultiheadAttention), not 'may attend'.",
-            "True means blocked (or padded): masked_fill(mask, float('-inf')) with the mask as "
-            "given, and padding is position >= length."),
+            "True means blocked: masked_fill(mask, float('-inf')) with the mask as given (no "
+            "~); a mask you build is True (or -inf) where attending is not allowed."),
     Mistake("mask-after-softmax",
             "The mask was applied after the softmax, so the remaining weights no longer sum "
             "to 1.",
@@ -277,13 +277,19 @@ _ENTRIES = (
     Mistake("rope-pairs-mismatch",
             "The wrong features were paired: halves (i, i + d/2) where interleaved pairs "
             "(2i, 2i+1) were asked, or the reverse, or a cos/sin table laid out for one "
-            "pairing used with the other.",
+            "pairing used with the other, or pairs read one way and written back the other "
+            "(the right values with the features permuted).",
             "Default (rotate half): x1, x2 = x[..., :d/2], x[..., d/2:], results concatenated. "
             "interleaved=True: x1, x2 = x[..., 0::2], x[..., 1::2], results interleaved back."),
     Mistake("rope-wrong-frequency",
-            "The frequencies are off: pair i turns by position * base^(-2i / head_dim).",
-            "pair = arange(head_dim // 2); inv_freq = base ** (-2 * pair / head_dim) - with "
-            "arange(0, head_dim, 2) the 2 is already in it."),
+            "The angles are off: pair i turns by position * base^(-2i / head_dim), with "
+            "the frequencies right and computed at least in float32 (in float16 or bfloat16 "
+            "an angle is already off by a large fraction of a radian at positions in the "
+            "hundreds).",
+            "pair = arange(head_dim // 2); inv_freq = base ** (-2 * pair / head_dim) - mind "
+            "the brackets, and with arange(0, head_dim, 2) the 2 is already in it. Compute "
+            "the angles in float32 or float64 whatever x's dtype; cast only cos and sin to "
+            "x.dtype."),
     Mistake("rope-rotation-reversed",
             "The rotation goes the wrong way (by -θ): the signs of the sin terms are swapped.",
             "(x1, x2) -> (x1 cos θ - x2 sin θ, x1 sin θ + x2 cos θ); in rotate-half form "

@@ -176,10 +176,11 @@ def shape_mismatches(got: dict[str, tuple[int, ...]], expected: dict[str, tuple[
     they agree."""
     details = []
     if set(expected) - set(got):
-        details.append("missing: " + ", ".join(sorted(set(expected) - set(got))))
+        details.append(_("missing: {names}", names=", ".join(sorted(set(expected) - set(got)))))
     if set(got) - set(expected):
-        details.append("unexpected: " + ", ".join(sorted(set(got) - set(expected))))
-    details += [f"{name} has shape {got[name]}, expected {shape}"
+        details.append(_("unexpected: {names}", names=", ".join(sorted(set(got) - set(expected)))))
+    details += [_("{name} has shape {got}, expected {expected}", name=name, got=got[name],
+                  expected=shape)
                 for name, shape in expected.items() if name in got and got[name] != shape]
     return details
 
@@ -198,7 +199,8 @@ class StateDictDiff:
         return cls(
             missing=[k for k in ours if k not in theirs],
             unexpected=[k for k in theirs if k not in ours and k not in ignored],
-            resized=[f"{k}: yours {tuple(theirs[k].shape)}, PyTorch's {tuple(v.shape)}"
+            resized=[_("{key}: yours {yours}, PyTorch's {theirs}", key=k,
+                       yours=tuple(theirs[k].shape), theirs=tuple(v.shape))
                      for k, v in ours.items() if k in theirs and theirs[k].shape != v.shape],
         )
 
@@ -212,7 +214,7 @@ class StateDictDiff:
 
         details = []
         if self.missing:
-            details.append("missing: " + some(self.missing))
+            details.append(_("missing: {names}", names=some(self.missing)))
         if self.unexpected:
-            details.append("unexpected: " + some(self.unexpected))
-        return details + [f"wrong shape {r}" for r in self.resized[:3]]
+            details.append(_("unexpected: {names}", names=some(self.unexpected)))
+        return details + [_("wrong shape {key}", key=r) for r in self.resized[:3]]

@@ -16,7 +16,9 @@ import contextlib
 import inspect
 import io
 import os
+import re
 import signal
+import textwrap
 import threading
 import traceback
 from pathlib import Path
@@ -31,10 +33,17 @@ from graders.core.report import GradingFailure, NotImplementedYet, checked_line,
 # Graded inputs are tiny: a correct call takes milliseconds. KATA_TIME_LIMIT (seconds)
 # overrides the limit, e.g. to keep the self-tests' endless loops short.
 CALL_TIME_LIMIT_S = float(os.environ.get("KATA_TIME_LIMIT") or 10)
+# The untouched skeleton's message: left out of the verdict, whose closing line already names
+# the README in the learner's language.
+SKELETON_MESSAGE = re.compile(r"see katas/[\w.-]+/README\.md")
 # What learner code prints while graded is captured, never shown in full: the checks judge
 # the results alone, and the report notes how much was printed, with its first line cut to
 # this length (megabytes of debug output would flood a terminal or a notebook).
 PRINT_EXCERPT_CHARS = 60
+# Shown on request (kata check --show-prints, pytest -s): the first lines of what it printed,
+# within both bounds, then how much was left out.
+SHOWN_PRINT_LINES = 40
+SHOWN_PRINT_CHARS = 4000
 
 
 class TimedOut(GradingFailure):
@@ -138,6 +147,7 @@ class PrintedOutput(io.TextIOBase):
         self.chars = 0
         self.first_line = ""
         self._line_done = False
+        self.head = ""  # the first SHOWN_PRINT_CHARS characters, for shown()
 
     def writable(self) -> bool:
         return True
@@ -145,6 +155,8 @@ class PrintedOutput(io.TextIOBase):
     def write(self, text: str) -> int:
         text = str(text)
         self.chars += len(text)
+        if len(self.head) < SHOWN_PRINT_CHARS + 1:
+            self.head += text[:SHOWN_PRINT_CHARS + 1 - len(self.head)]
         if not self._line_done:
             head, newline, _rest = text.partition("\n")
             self.first_line = (self.first_line + head)[:PRINT_EXCERPT_CHARS + 1]
@@ -163,6 +175,21 @@ class PrintedOutput(io.TextIOBase):
                      "shown; its first line: {line})", count=f"{self.chars:,}", line=repr(line))
         return _("note: your code printed {count} characters while it was graded (not shown)",
                  count=f"{self.chars:,}")
+
+    def shown(self) -> str:
+        """What the code printed, for a learner who asked to see it: a heading, its first
+        lines (at most SHOWN_PRINT_LINES lines and SHOWN_PRINT_CHARS characters), then how
+        much was left out; "" when it printed nothing. Printing never fails a check."""
+        if not self.chars:
+            return ""
+        lines = self.head[:SHOWN_PRINT_CHARS].splitlines(keepends=True)[:SHOWN_PRINT_LINES]
+        kept = "".join(line.rstrip("\r\n") + "\n" for line in lines)
+        text = [_("your code printed {count} characters while it was graded:",
+                  count=f"{self.chars:,}"), textwrap.indent(kept, "| ", lambda line: True).rstrip("\n")]
+        left_out = self.chars - sum(map(len, lines))
+        if left_out:
+            text.append(_("... and {count} more characters, not shown", count=f"{left_out:,}"))
+        return "\n".join(text)
 
 
 def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[int, str]:
@@ -231,7 +258,7 @@ def call(
             result = fn(*args, **kwargs)
     except NotImplementedError as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        if message:
+        if message and not SKELETON_MESSAGE.fullmatch(message):  # the README line says it
             text = _("not implemented yet: {what} raises NotImplementedError ({message})",
                      what=what, message=message)
         else:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 from pathlib import Path
 from typing import Iterator
 
@@ -156,38 +155,26 @@ def N_(text: str, /) -> str:
 
 
 # --------------------------------------------------------------------------- display width
-
-_CJK_OR_SPACE = re.compile(r"(\s+|[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f])")
+# Laying text out for a terminal is graders.core.layout's work (where a line may break:
+# never inside a slug, a code span or a shape; between Chinese characters by display width).
 
 
 def display_width(text: str) -> int:
     """Terminal columns ``text`` takes: a Chinese character takes two."""
-    from rich.cells import cell_len
+    from graders.core import layout
 
-    return cell_len(text)
+    return layout.display_width(text)
 
 
 def wrap(text: str, width: int) -> list[str]:
-    """Wrap prose to ``width`` terminal columns. Breaks at spaces, and between any two
-    Chinese characters (Chinese has no spaces); never inside a Latin word or `code`."""
-    lines: list[str] = []
-    for paragraph in text.splitlines() or [""]:
-        line = ""
-        for piece in (p for p in _CJK_OR_SPACE.split(paragraph) if p):
-            if piece.isspace():
-                if line:
-                    line += " "
-                continue
-            candidate = line + piece
-            if line and display_width(candidate.rstrip()) > width:
-                lines.append(line.rstrip())
-                line = piece
-            else:
-                line = candidate
-        lines.append(line.rstrip())
-    return lines
+    """Wrap prose to ``width`` terminal columns (:func:`graders.core.layout.wrap`)."""
+    from graders.core import layout
+
+    return layout.wrap(text, width)
 
 
 def fill(text: str, width: int, indent: str = "") -> str:
     """:func:`wrap`, joined, each line after ``indent``."""
-    return "\n".join(indent + line for line in wrap(text, width - display_width(indent)))
+    from graders.core import layout
+
+    return layout.fill(text, width, indent)

@@ -7,16 +7,25 @@ its grader's tests; the ``impl`` fixture loads the file chosen by ``--impl PATH`
 
 from __future__ import annotations
 
-import pytest
-import torch
+import textwrap
 
-from graders.core import loader, registry, torch_shortcuts
-from graders.core.i18n import _
-from graders.core.implementation import Implementation
-from graders.core.loader import ImplementationLoadError
-from graders.core.report import GradingFailure, NotImplementedYet
-from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED, CheckResult,
-                             KataResult, shown)
+import pytest
+
+from graders.core import fast_start
+
+fast_start.import_torch()  # first: torch is imported below and by every graders.core module
+
+import torch  # noqa: E402
+
+from graders.core import interview, loader, registry, torch_shortcuts  # noqa: E402
+from graders.core.i18n import _  # noqa: E402
+from graders.core.implementation import Implementation  # noqa: E402
+from graders.core.loader import ImplementationLoadError  # noqa: E402
+from graders.core.report import GradingFailure, NotImplementedYet  # noqa: E402
+from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED,  # noqa: E402
+                                  SKIPPED, CheckResult, KataResult, shown, shown_tally,
+                                  skipped_words)
+from graders.core.session import start_with  # noqa: E402
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,9 +76,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Print a grading failure as its verdict alone, not as a traceback."""
     report = yield
     if call.excinfo is not None and isinstance(call.excinfo.value, GradingFailure):
-        report.longrepr = str(call.excinfo.value)
+        report.verdict = str(call.excinfo.value)
         report.not_implemented = isinstance(call.excinfo.value, NotImplementedYet)
         report.slug = call.excinfo.value.slug
+        report.longrepr = report.verdict
+        if _in_mock(item):  # shown without the mistake's name and hint; recorded whole
+            report.longrepr = interview.hidden_verdict(report.verdict, report.slug)
     # The call phase, or the setup phase when setup failed (e.g. the file does not import).
     if report.when == "call" or (report.when == "setup" and not report.passed):
         record(item, report)
@@ -79,11 +91,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 _RESULTS_KEY = pytest.StashKey[dict]()
 
 
+def _in_mock(item: pytest.Item) -> bool:
+    """Whether a mock interview of this check's kata runs in this copy of the repository."""
+    try:
+        return interview.hides(registry.get(item.path).name, registry.REPO_ROOT)
+    except KeyError:
+        return False
+
+
 def record(item: pytest.Item, report: pytest.TestReport) -> None:
     """Add one graded check to the session's results (see :func:`results_of`)."""
     tier = CORE if item.get_closest_marker("core") else (
         FOLLOW_UP if item.get_closest_marker("followup") else None)
-    if tier is None or report.skipped:
+    if tier is None:
         return
     try:
         kata = registry.get(item.path).name
@@ -91,16 +111,29 @@ def record(item: pytest.Item, report: pytest.TestReport) -> None:
         return
     if report.passed:
         outcome, verdict = PASSED, ""
+    elif report.skipped:  # e.g. a CUDA follow-up without CUDA: kept, with its reason
+        outcome, verdict = SKIPPED, skip_reason(report)
     else:
         outcome = NOT_IMPLEMENTED if getattr(report, "not_implemented", False) else FAILED
-        verdict = report.longreprtext.strip()
+        # The whole verdict, even where the terminal shows less (a mock interview's).
+        verdict = getattr(report, "verdict", None) or report.longreprtext.strip()
     results = item.config.stash[_RESULTS_KEY]
     result = results.setdefault(kata, KataResult(kata))
     result.checks.append(
-        CheckResult(item.name, tier, outcome, verdict, getattr(report, "slug", None)))
+        CheckResult(item.name, tier, outcome, verdict, getattr(report, "slug", None),
+                    title=getattr(getattr(item, "function", None), "title", "")))
     implementation = getattr(item, "funcargs", {}).get("impl")
     if isinstance(implementation, Implementation):
         result.note = implementation.printed.note() or result.note
+        result.printed = implementation.printed.shown() or result.printed
+        result.import_failed = result.import_failed or implementation.load_error is not None
+
+
+def skip_reason(report: pytest.TestReport) -> str:
+    """Why pytest skipped a check ("needs a CUDA GPU"), from its report."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return reason.removeprefix("Skipped: ").strip()
 
 
 def results_of(config: pytest.Config) -> dict[str, KataResult]:
@@ -133,15 +166,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     terminalreporter.section(_("kata scoreboard"))
     for name, result in sorted(graded.items()):
-        parts = [_("{tier}: {passed}/{total} passed", tier=shown(label), passed=passed, total=total)
-                 for label, passed, total in result.tally if total]
-        terminalreporter.write_line(f"{name}  " + ", ".join(parts))
+        parts = [shown_tally(label, passed, total) for label, passed, total in result.tally if total]
+        parts += [skipped_words(result)] if result.skipped else []  # not counted as passed
+        terminalreporter.write_line(f"{name}  " + _(", ").join(parts))
         if result.failures:
-            terminalreporter.write_line("    " + _("failing: {checks}", checks=", ".join(
-                c.name for c in result.failures)))
-        if result.note:
+            terminalreporter.write_line("    " + _("failing: {checks}", checks=_(", ").join(
+                c.label for c in result.failures)))
+        if result.printed and config.getoption("capture") == "no":  # pytest -s: show them
+            terminalreporter.write_line(textwrap.indent(result.printed, "    "))
+        elif result.note:
             terminalreporter.write_line(f"    {result.note}")
+        if interview.hides(name, registry.REPO_ROOT):
+            terminalreporter.write_line("    " + interview.notice())
         if any(c.outcome == NOT_IMPLEMENTED for c in result.checks):
-            readme = registry.get(name).readme_path.relative_to(registry.REPO_ROOT)
-            terminalreporter.write_line("    " + _("not implemented yet: start with {readme}",
-                                                  readme=readme))
+            terminalreporter.write_line("    " + start_with(registry.get(name)))

@@ -516,6 +516,7 @@ KATAS: tuple[Kata, ...] = (
             "causal-mask-offset",
             "causal-mask-missing",
             "cache-modified-in-place",
+            "reshape-without-transpose",
         ),
         forbidden=ATTENTION_BUILTINS,
         hints=(
@@ -700,9 +701,21 @@ def get(key: str | Path) -> Kata:
         names = (kata.id, kata.name, kata.name[3:], kata.file.removesuffix(".py"))
         if text in names or (text.isdigit() and int(text) == int(kata.id)):
             return kata
+    partial = partial_matches(text)
+    if len(partial) == 1:  # "flash", "kv": one kata's name holds it
+        return partial[0]
     parts = Path(text).resolve().parts
     for kata in KATAS:
         if kata.name in parts:
             return kata
     known = ", ".join(f"{kata.name} ({int(kata.id)}, {kata.name[3:]})" for kata in KATAS)
     raise KeyError(f"no kata called {text!r}; the katas are: {known}")
+
+
+def partial_matches(key: str) -> list[Kata]:
+    """The katas whose short name contains ``key`` (a word such as "flash" or "kv", any
+    case, two characters at least); none for a key that could be a path."""
+    text = str(key).strip().lower()
+    if len(text) < 2 or "/" in text or "\\" in text or text.isdigit():
+        return []
+    return [kata for kata in KATAS if text in kata.name[3:].lower()]

@@ -20,7 +20,7 @@ from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
 from graders.core.registry import REPO_ROOT, Kata
 from graders.core.results import (ALL_PASSED, CORE_PASSED, FAILED, NOT_IMPLEMENTED, NOT_STARTED,
-                             PASSED, KataResult, shown)
+                             PASSED, SKIPPED, KataResult, shown, shown_tally, skipped_words)
 
 
 class _Inject:
@@ -98,47 +98,64 @@ def grade(kata_key: str, path: str | Path | None = None, *, solutions: bool = Fa
 
 
 def render(result: KataResult, console=None, *, plain: bool = False) -> None:
-    """Print the compact report: one row per check, then the first failure in full.
-    ``plain``: a table without box drawing (for output that is not a terminal)."""
-    from rich import box
+    """Print the compact report: one row per check, then the first failure in full, laid out
+    by :mod:`graders.core.layout` to the console's width (a table, or one block per check
+    where the table cannot fit). ``plain``: output that is not a terminal: one line per
+    check, nothing wrapped."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
+    from rich.text import Text
+
+    from graders.core import layout
 
     console = console or Console()
     kata = registry.get(result.kata)
     if result.error:
-        console.print(f"[bold red]{kata.name}[/]: {result.error}", markup=True, highlight=False)
+        layout.print_prose(console, Text.assemble((kata.name, "bold red"), ": ", result.error),
+                           plain=plain)
         return
-    table = Table(title=f"{kata.name} — {translate(kata.title)}", title_justify="left",
-                  box=None if plain else box.HEAVY_HEAD)
-    for column in (_("check"), _("tier"), _("result"), _("mistake"), _("hint")):
-        table.add_column(column, overflow="fold")
-    styles = {PASSED: "green", FAILED: "red", NOT_IMPLEMENTED: "yellow"}
-    hinted = set()
+    styles = {PASSED: "green", FAILED: "red", NOT_IMPLEMENTED: "yellow", SKIPPED: "dim"}
+    rows, hinted = [], set()
     for check in result.core + result.follow_ups:
         hint = ""
         if check.slug in MISTAKES:
             hint = translate(MISTAKES[check.slug].hint) if check.slug not in hinted else _("(as above)")
             hinted.add(check.slug)
-        table.add_row(escape(check.name.removeprefix("test_").replace("_", " ")), shown(check.tier),
-                      f"[{styles[check.outcome]}]{escape(shown(check.outcome))}[/]",
-                      escape(f"[{check.slug}]") if check.slug else "", escape(hint))
-    console.print(table, markup=True)
-    counts = ", ".join(f"{shown(label)} {passed}/{total}" for label, passed, total in result.tally)
-    console.print(_("{counts}: {status}", counts=escape(counts),
-                    status=f"[bold]{escape(shown(result.status))}[/]"), markup=True, highlight=False)
+        rows.append([check.label, shown(check.tier),
+                     Text(shown(check.outcome), style=styles[check.outcome]),
+                     f"[{check.slug}]" if check.slug else "", hint])
+    layout.print_table(console, [_("check"), _("tier"), _("result"), _("mistake"), _("hint")],
+                       rows, title=f"{kata.name} — {translate(kata.title)}", plain=plain)
+    counts = _(", ").join(shown_tally(label, passed, total, short=True)
+                          for label, passed, total in result.tally)
+    if result.skipped:  # not run here, e.g. no CUDA: said, never counted as passed
+        counts += _(", ") + skipped_words(result)
+    layout.print_prose(console, _("{counts}: {status}", counts=escape(counts),
+                                  status=f"[bold]{escape(shown(result.status))}[/]"),
+                       markup=True, plain=plain)
+    if result.skipped and result.status == ALL_PASSED:
+        layout.print_prose(console, Text(_("(a check skipped here did not run, so it cannot fail: "
+                                           "run it where it can, e.g. on a CUDA GPU)"), style="dim"),
+                           plain=plain)
     if result.note:
-        console.print(result.note, markup=False, highlight=False)
+        layout.print_prose(console, result.note, markup=False, plain=plain)
     if result.status == NOT_STARTED:
-        edition = kata.folder / i18n.readme_name(i18n.current())  # README.zh-CN.md in Chinese
-        readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
-        console.print(_("not implemented yet: start with {readme}", readme=readme), highlight=False)
+        layout.print_prose(console, start_with(kata), markup=False, plain=plain)
     elif result.status != ALL_PASSED:
         first = result.failures[0]
         if result.status != CORE_PASSED:
-            label = _("first failure ({check}):", check=first.name)
+            label = _("first failure: {title} ({check})", title=first.label, check=first.name)
         else:
-            label = _("first follow-up to fix ({check}):", check=first.name)
-        console.print("\n" + label, style="bold", highlight=False, markup=False)
-        console.print(first.verdict, markup=False, highlight=False)
+            label = _("first follow-up to fix: {title} ({check})", title=first.label,
+                      check=first.name)
+        console.print()
+        layout.print_prose(console, Text(label, style="bold"), plain=plain)
+        layout.print_prose(console, first.verdict, markup=False, plain=plain)
+
+
+def start_with(kata: Kata) -> str:
+    """"not implemented yet: start with katas/NN/README.md", naming the README in the
+    learner's language (README.zh-CN.md in Chinese) where the kata has one."""
+    edition = kata.folder / i18n.readme_name(i18n.current())
+    readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
+    return _("not implemented yet: start with {readme}", readme=readme.as_posix())

@@ -906,29 +906,39 @@ def answer_key(kata_key: str) -> dict[int, int | float | str]:
     return {number: q.answer for number, q in enumerate(questions(kata_key), start=1)}
 
 
+def marked(number: int, question: Question, given) -> tuple[str, str]:
+    """Mark one answer: (CORRECT, WRONG or UNANSWERED, the text to show: the verdict, then
+    the reasoning when it was answered). The notebooks' quiz and ``kata quiz`` both mark
+    with this."""
+    outcome = question.judge(given)
+    if outcome == UNANSWERED:
+        return outcome, f"{number}. " + _("unanswered ({format})", format=question.answer_format)
+    if outcome == CORRECT:
+        verdict = _("correct")
+    else:
+        verdict = _("wrong: you said {given}, the answer is {answer}", given=repr(given),
+                    answer=repr(question.answer))
+    reasoning = i18n.fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   ")
+    return outcome, f"{number}. {verdict}\n{reasoning}"
+
+
+def score_line(result: QuizResult) -> str:
+    score = dict(score=result.score, total=len(result.outcomes))
+    return (_("{score}/{total} correct: well done", **score) if result.all_correct
+            else _("{score}/{total} correct", **score))
+
+
 def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
     """Grade ``answers`` (question number -> answer, None when unanswered); print one verdict
     per question, with the reasoning for each answered one. Never raises on a wrong answer."""
     kata = registry.get(kata_key)
     outcomes = []
     for number, question in enumerate(questions(kata.id), start=1):
-        given = answers.get(number)
-        outcome = question.judge(given)
+        outcome, text = marked(number, question, answers.get(number))
         outcomes.append(outcome)
-        if outcome == UNANSWERED:
-            print(f"{number}. " + _("unanswered ({format})", format=question.answer_format))
-            continue
-        if outcome == CORRECT:
-            verdict = _("correct")
-        else:
-            verdict = _("wrong: you said {given}, the answer is {answer}", given=repr(given),
-                        answer=repr(question.answer))
-        print(f"{number}. {verdict}")
-        print(i18n.fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   "))
+        print(text)
     result = QuizResult(kata.name, tuple(outcomes))
-    score = dict(score=result.score, total=len(outcomes))
-    print("\n" + (_("{score}/{total} correct: well done", **score) if result.all_correct
-                  else _("{score}/{total} correct", **score)))
+    print("\n" + score_line(result))
     return result
 
 

@@ -5,17 +5,20 @@
     python -m graders.frontends.texts check      # translations that change code, numbers, ...
     python -m graders.frontends.texts export --lang zh-CN --catalog kata_03_mha > todo.json
     python -m graders.frontends.texts import --lang zh-CN todo.json   # after translating it
+    python -m graders.frontends.texts reflow     # join hard-wrapped Chinese sentences; rebuild notebooks
 
 The catalogs (see :mod:`graders.core.i18n` for the lookup):
 
-- ``messages``: the literal messages of the code, wherever it wraps them in ``_()`` (or
-  marks a constant with ``N_()``)
+- ``messages``: the literal messages of the core and the front ends, wherever they wrap
+  them in ``_()`` (or mark a constant with ``N_()``)
   (verdict framing, the scoreboard, the ``kata`` command, the notebooks' cells), found by
   Babel's extractor;
 - ``mistakes``: the catalogue's explanation and hint of every slug;
-- ``kata_NN_name``: one kata's title, hint ladder, quiz (questions, choices, reasoning) and
+- ``kata_NN_name``: one kata's title, hint ladder, quiz (questions, choices, reasoning),
   lesson prose (each markdown cell of ``notebooks/lessons/NN_name.py``, and the print
-  labels, plot titles and comments of its code cells: graders.frontends.lesson_code).
+  labels, plot titles and comments of its code cells: graders.frontends.lesson_code) and the
+  literal messages of its own grader (``graders/<module>.py``: check titles, what each check
+  compares, on which input), so that a kata's texts live with the kata.
 
 ``update`` keeps every translation whose English text is unchanged, adds the new English
 texts untranslated, and drops the texts that are gone, so a catalog always lists exactly
@@ -102,6 +105,11 @@ def lesson_code_texts(kata: Kata) -> list[Text]:
             for piece in lesson_code.pieces(cell)]
 
 
+def grader_path(kata: Kata) -> str:
+    """``graders/attention.py``: the grader module of ``kata``, as ``Text.where`` names it."""
+    return kata.grader_module.replace(".", "/") + ".py"
+
+
 def kata_texts(kata: Kata) -> list[Text]:
     texts = [Text(kata.title, f"kata {kata.id}: title")]
     texts += [Text(hint, f"kata {kata.id}: hint {level}")
@@ -119,8 +127,15 @@ def kata_texts(kata: Kata) -> list[Text]:
 
 def catalogs() -> dict[str, list[Text]]:
     """Catalog name -> its English texts, each once, in the order a learner meets them."""
-    found = {MESSAGES: source_messages(), MISTAKES_CATALOG: mistake_texts()}
-    found |= {kata_catalog(kata): kata_texts(kata) for kata in KATAS}
+    by_grader = {grader_path(kata): kata_catalog(kata) for kata in KATAS}
+    grader_messages: dict[str, list[Text]] = collections.defaultdict(list)
+    core_messages = []
+    for text in source_messages():  # a kata's own grader feeds that kata's catalog
+        owner = by_grader.get(text.where.rsplit(":", 1)[0])
+        (grader_messages[owner] if owner else core_messages).append(text)
+    found = {MESSAGES: core_messages, MISTAKES_CATALOG: mistake_texts()}
+    found |= {kata_catalog(kata): kata_texts(kata) + grader_messages[kata_catalog(kata)]
+              for kata in KATAS}
     seen: set[str] = set()
     unique: dict[str, list[Text]] = {}
     for name, texts in found.items():  # a text shared by two catalogs is translated once
@@ -152,13 +167,15 @@ def update(language: str) -> list[Path]:
     wanted = catalogs()
     folder = i18n.catalog_dir(language)
     folder.mkdir(parents=True, exist_ok=True)
+    # Every translation so far, whichever catalog held it: a text that moves to another
+    # catalog keeps its translation.
+    old = {m.id: m for path in sorted(folder.glob("*.po")) for m in read(path) if m.id}
     for stale in sorted(folder.glob("*.po")):
         if stale.stem not in wanted:
             stale.unlink()
             changed.append(stale)
     for name, texts in wanted.items():
         path = catalog_path(language, name)
-        old = {m.id: m for m in read(path) if m.id} if path.exists() else {}
         catalog = Catalog(locale=language.replace("-", "_"), project="attention-katas",
                           domain=name, fuzzy=False)
         for text in texts:
@@ -344,9 +361,131 @@ def import_(language: str, records: list[dict[str, str]]) -> int:
     return count
 
 
+# --------------------------------------------------------------------------- hard wraps
+# A line break inside a Chinese paragraph renders as a stray space in most browsers
+# (GitHub, JupyterLab: "多头注 意力"). Chinese markdown keeps a paragraph on one line; a
+# break may follow a sentence's end (。！？), never split a sentence.
+
+_ZH = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f\u201c\u201d\u2018\u2019]")
+_ZH_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef\u201c\u201d\u2018\u2019]")
+_SENTENCE_END = re.compile(r"[。！？][）」』”’*_]*$")
+_BLOCK_START = re.compile(r"^\s*(#|\||```|~~~|\$\$|<|>|[-*+]\s|\d+[.)]\s|$)")
+_FENCE_LINE = re.compile(r"^\s*(```|~~~|\$\$\s*$)")
+
+
+def _breaks_a_sentence(before: str, after: str) -> bool:
+    """Whether the break between two lines of one paragraph splits a Chinese sentence."""
+    before, after = before.rstrip(), after.lstrip()
+    if not before or not after or _SENTENCE_END.search(before):
+        return False
+    return bool(_ZH.match(before[-1]) or _ZH.match(after[0]))
+
+
+def _paragraph_lines(markdown: str):
+    """``(line, continues)`` for each line of ``markdown``: ``continues`` when the line goes
+    on the paragraph (or list item) of the line before it - not a new block, and neither
+    line inside a fenced code block or a math block, a table, a heading, nor after a line
+    that ends with an intended break (two spaces, a backslash)."""
+    fence, previous_is_text = None, False
+    for line in markdown.split("\n"):
+        opens = _FENCE_LINE.match(line)
+        if fence is not None:
+            if opens and opens.group(1).strip() == fence:
+                fence = None
+            yield line, False
+            previous_is_text = False
+            continue
+        if opens:
+            fence = opens.group(1).strip()
+            yield line, False
+            previous_is_text = False
+            continue
+        yield line, previous_is_text and not _BLOCK_START.match(line)
+        previous_is_text = (bool(line.strip()) and not re.match(r"^\s*(#|\||<|\$\$)", line)
+                            and not line.endswith(("  ", "\\")))
+
+
+def hard_wraps(markdown: str) -> list[str]:
+    """Each place where ``markdown`` breaks a line inside a Chinese sentence, as
+    ``'...end of line⏎start of next...'``."""
+    found, before = [], ""
+    for line, continues in _paragraph_lines(markdown):
+        if continues and _breaks_a_sentence(before, line):
+            found.append(f"{before.rstrip()[-12:]}⏎{line.lstrip()[:12]}")
+        before = line
+    return found
+
+
+def reflow(markdown: str) -> str:
+    """``markdown`` with every line break inside a Chinese sentence joined: nothing between
+    two Chinese characters or next to Chinese punctuation, a space between Chinese and
+    Latin text (as the rest of the text writes it). Code, tables, headings and list
+    structure are left as they are."""
+    out: list[str] = []
+    for line, continues in _paragraph_lines(markdown):
+        if out and continues and _breaks_a_sentence(out[-1], line):
+            before, after = out[-1].rstrip(), line.lstrip()
+            # Emphasis markers are not text: "还会" + "*点出*" joins tight, like the words.
+            last, first = before.rstrip("*_")[-1:] or " ", after.lstrip("*_")[:1] or " "
+            tight = (_ZH_PUNCTUATION.match(last) or _ZH_PUNCTUATION.match(first)
+                     or (_ZH.match(last) and _ZH.match(first)))
+            out[-1] = before + ("" if tight else " ") + after
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def translated_readmes() -> list[Path]:
+    """Every README in a language other than English: the root's and each kata's."""
+    return sorted(p for folder in (REPO_ROOT, *(kata.folder for kata in KATAS))
+                  for p in folder.glob("README.*.md"))
+
+
+def is_markdown(message) -> bool:
+    """Whether a catalog entry is markdown a notebook shows (a lesson's prose cell)."""
+    return any("lesson, markdown cell" in comment for comment in message.auto_comments)
+
+
+def reflow_all() -> list[Path]:
+    """Join the hard-wrapped Chinese sentences of the translated READMEs and of the
+    catalogs' lesson prose; returns the files changed."""
+    from babel.messages.pofile import write_po
+
+    changed = []
+    for path in translated_readmes():
+        text = path.read_text(encoding="utf-8")
+        if reflow(text) != text:
+            path.write_text(reflow(text), encoding="utf-8")
+            changed.append(path)
+    for language in i18n.languages()[1:]:
+        for path in sorted(i18n.catalog_dir(language).glob("*.po")):
+            catalog, edited = read(path), False
+            for message in catalog:
+                if message.id and message.string and is_markdown(message):
+                    fixed = reflow(message.string)
+                    edited |= fixed != message.string
+                    message.string = fixed
+            if edited:
+                with path.open("wb") as handle:
+                    write_po(handle, catalog, width=0, omit_header=True, sort_output=False)
+                changed.append(path)
+    return changed
+
+
+def rebuild_notebooks() -> None:
+    """``python notebooks/build.py``: the notebooks show the READMEs and the lessons' prose."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("notebooks_build", NOTEBOOKS_DIR / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    build.main([])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("update", "status", "check", "export", "import"))
+    parser.add_argument("command", choices=("update", "status", "check", "export", "import",
+                                            "reflow"))
     parser.add_argument("file", nargs="?", help="import: the JSON file to read")
     parser.add_argument("--lang", action="append", help="only this language (default: all)")
     parser.add_argument("--catalog", help="export: the catalog, e.g. kata_03_mha or mistakes")
@@ -359,6 +498,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "import":
         records = json.loads(Path(args.file).read_text())
         print(f"set {import_(languages[0], records)} translation(s)")
+        return 0
+    if args.command == "reflow":  # Chinese paragraphs on one line, then the notebooks rebuilt
+        for path in reflow_all():
+            print(f"reflowed {path.relative_to(REPO_ROOT).as_posix()}")
+        rebuild_notebooks()
         return 0
     if args.command == "check":
         found = [p for language in languages for p in problems(language)]

@@ -212,6 +212,29 @@ MUTANTS = [
     ),
     Mutant(
         'qkv-chunk-order',
+        variant='fused_per_head_layout',
+        why='adds a fused path for self-attention (query is key is value): one F.linear with '
+            'in_proj_weight, its output viewed as (b, n, h, 3, d), each head\'s q, k, v side by '
+            'side (Megatron\'s layout), where PyTorch stacks (3, h, d).',
+        edits=[
+            ("        if not self.batch_first:\n            query, key, value = (x.transpose(0, 1) for x in (query, key, value))\n",
+             "        fused = query is key and key is value\n"
+             "        if not self.batch_first:\n            query, key, value = (x.transpose(0, 1) for x in (query, key, value))\n"),
+            ("        q = self._split_heads(F.linear(query, w_q, b_q))  # (b, h, n, d)\n"
+             "        k = self._split_heads(F.linear(key, w_k, b_k))  # (b, h, m, d)\n"
+             "        v = self._split_heads(F.linear(value, w_v, b_v))  # (b, h, m, d)\n",
+             "        if fused:\n"
+             "            qkv = F.linear(query, self.in_proj_weight, self.in_proj_bias)\n"
+             "            qkv = qkv.view(b, n, self.num_heads, 3, self.head_dim).permute(3, 0, 2, 1, 4)\n"
+             "            q, k, v = qkv[0], qkv[1], qkv[2]\n"
+             "        else:\n"
+             "            q = self._split_heads(F.linear(query, w_q, b_q))  # (b, h, n, d)\n"
+             "            k = self._split_heads(F.linear(key, w_k, b_k))  # (b, h, m, d)\n"
+             "            v = self._split_heads(F.linear(value, w_v, b_v))  # (b, h, m, d)\n"),
+        ],
+    ),
+    Mutant(
+        'qkv-chunk-order',
         variant='bias_only',
         why='cuts in_proj_bias in the order v, k, q (the weights are right).',
         edits=[

@@ -115,6 +115,23 @@ MUTANTS = [
         edits=[(CA_CALL, "            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,")],
     ),
     Mutant(
+        'cross-attention-missing',
+        variant='attentions_in_a_plain_list',
+        why='keeps the attention modules in a plain Python list (unregistered, so not in the '
+            'state dict) and, copying the encoder layer, never calls the cross-attention.',
+        edits=[("""        self.self_attn = nn.MultiheadAttention(
+            d_model, nhead, dropout=dropout, batch_first=batch_first
+        )
+        self.multihead_attn = nn.MultiheadAttention(
+            d_model, nhead, dropout=dropout, batch_first=batch_first
+        )
+""", """        self.attentions = [nn.MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                 batch_first=batch_first) for _ in range(2)]
+"""),
+               ("        attended, _ = self.self_attn(\n", "        attended, _ = self.attentions[0](\n"),
+               (PRE_CA + "\n", ""), (POST_CA + "\n", "")],
+    ),
+    Mutant(
         'shared-attention-weights',
         why='multihead_attn is the same module object as self_attn.',
         edits=[("""        self.multihead_attn = nn.MultiheadAttention(

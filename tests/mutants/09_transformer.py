@@ -145,6 +145,23 @@ MUTANTS = [
                 "                next_token = model.generator(out[:, 0]).argmax(dim=-1)")],
     ),
     Mutant(
+        'decode-wrong-position',
+        variant='every_position',
+        why='takes the argmax over the logits of every position (the largest anywhere), not '
+            'the last position\'s.',
+        edits=[("                next_token = model.generator(out[:, -1]).argmax(dim=-1)",
+                "                next_token = model.generator(out).amax(dim=1).argmax(dim=-1)")],
+    ),
+    Mutant(
+        'decode-wrong-position',
+        variant='padded_buffer',
+        why='decodes a preallocated (batch, max_len) buffer, the tokens so far then padding, '
+            'and reads the buffer\'s last slot instead of the last token\'s.',
+        edits=[("                out = model.decode(ys, memory, src)  # (batch, len, d_model)",
+                "                pad = ys.new_full((batch, max_len - ys.size(1)), model.pad_idx)\n"
+                "                out = model.decode(torch.cat([ys, pad], dim=1), memory, src)")],
+    ),
+    Mutant(
         'decode-continues-after-eos',
         why='finished rows keep appending the argmax instead of pad_idx.',
         edits=[("                next_token = next_token.masked_fill(finished, model.pad_idx)\n", "")],

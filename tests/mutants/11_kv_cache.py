@@ -110,6 +110,52 @@ MUTANTS = [
         ],
     ),
     Mutant(
+        'cache-modified-in-place',
+        variant='own_spare_capacity',
+        why='returns its cache as a narrow view of a buffer of its own with room for 16 more '
+            'positions, and when given such a cache back grows it by writing the next keys into '
+            'that room through an alias of the storage (set_): the caller\'s visible values and '
+            'version counter stay the same.',
+        edits=[
+            (CAT_K + CAT_V,
+             "            k, v = _grow(cache[0], k), _grow(cache[1], v)\n"
+             "        else:\n"
+             "            k, v = _grow(None, k), _grow(None, v)\n"),
+            ("class CausalSelfAttention(nn.Module):\n",
+             "_OWN_BUFFERS = set()  # data_ptr of the buffers this module allocated\n\n\n"
+             "def _grow(past, new: Tensor) -> Tensor:\n"
+             "    b, h, t, d = new.shape\n"
+             "    s = 0 if past is None else past.size(2)\n"
+             "    if (past is not None and past.untyped_storage().data_ptr() in _OWN_BUFFERS\n"
+             "            and past.stride(1) >= (s + t) * d):  # room left in our own buffer\n"
+             "        grown = new.new_empty(0).set_(past.untyped_storage(), past.storage_offset(),\n"
+             "                                      (b, h, s + t, d), past.stride())\n"
+             "        grown[:, :, s:] = new.detach()\n"
+             "        return grown\n"
+             "    buffer = new.new_zeros(b, h, s + t + 16, d)\n"
+             "    if past is not None:\n"
+             "        buffer[:, :, :s] = past.detach()\n"
+             "    buffer[:, :, s:s + t] = new.detach()\n"
+             "    _OWN_BUFFERS.add(buffer.untyped_storage().data_ptr())\n"
+             "    return buffer[:, :, :s + t]\n\n\n"
+             "class CausalSelfAttention(nn.Module):\n"),
+        ],
+    ),
+    Mutant(
+        'reshape-without-transpose',
+        why='merges the heads with a reshape alone: (b, h, t, d) -> (b, t, E) without the '
+            'transpose(1, 2) back, mixing positions.',
+        edits=[("        attended = (weights @ v).transpose(1, 2).reshape(b, t, self.embed_dim)\n",
+                "        attended = (weights @ v).reshape(b, t, self.embed_dim)\n")],
+    ),
+    Mutant(
+        'reshape-without-transpose',
+        variant='split',
+        why='splits the heads with a reshape straight to (b, h, t, d), no transpose.',
+        edits=[("        return x.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)\n",
+                "        return x.reshape(b, self.num_heads, t, self.head_dim)\n")],
+    ),
+    Mutant(
         'forbidden-builtin',
         why='calls F.scaled_dot_product_attention with the shifted mask (True = may attend '
             'in its convention).',

@@ -35,6 +35,16 @@ MUTANTS = [
                 "    if True:\n        z = torch.view_as_complex")],
     ),
     Mutant(
+        'rope-pairs-mismatch',
+        variant='read_as_neighbours_written_as_halves',
+        why='reads the pairs as neighbours x[0::2], x[1::2] whatever interleaved says, then '
+            'writes the default\'s back as halves (cat): the right rotation, its features '
+            'permuted.',
+        edits=[("    if interleaved:\n        x1, x2 = x[..., 0::2], x[..., 1::2]\n"
+                "    else:\n        x1, x2 = x[..., : d // 2], x[..., d // 2:]\n",
+                "    x1, x2 = x[..., 0::2], x[..., 1::2]\n")],
+    ),
+    Mutant(
         'rope-wrong-frequency',
         why='forgets the 2 in the exponent: base ** (-i / head_dim).',
         edits=[("    inv_freq = base ** (-2.0 * pair / head_dim)\n",
@@ -55,6 +65,33 @@ MUTANTS = [
         base='hf_rotate_half',
         edits=[("    inv_freq = 1.0 / (base ** (torch.arange(",
                 "    inv_freq = (base ** (torch.arange(")],
+    ),
+    Mutant(
+        'rope-wrong-frequency',
+        variant='exponent_precedence',
+        why='writes base ** -2.0 * pair / head_dim without brackets: (base ** -2) * i / d.',
+        edits=[("    inv_freq = base ** (-2.0 * pair / head_dim)\n",
+                "    inv_freq = base ** -2.0 * pair / head_dim\n")],
+    ),
+    Mutant(
+        'rope-wrong-frequency',
+        variant='linspace_end_included',
+        why='takes the exponents 2i/d from linspace(0, 1, d // 2), whose last one is 1, '
+            'instead of dropping the end of linspace(0, 1, d // 2 + 1).',
+        base='rotation_matrices',
+        edits=[("    exponents = torch.linspace(0.0, 1.0, head_dim // 2 + 1, dtype=torch.float64)[:-1]\n",
+                "    exponents = torch.linspace(0.0, 1.0, head_dim // 2, dtype=torch.float64)\n")],
+    ),
+    Mutant(
+        'rope-wrong-frequency',
+        variant='angles_in_x_dtype',
+        why='computes the angles in x\'s dtype (positions and inv_freq cast to it): right in '
+            'float32, off by a large fraction of a radian in float16 and bfloat16 at positions '
+            'in the hundreds.',
+        base='hf_rotate_half',
+        edits=[("    freqs = rope_angles(positions, d, base)\n",
+                "    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=x.dtype, device=x.device) / d))\n"
+                "    freqs = positions.to(x.dtype)[..., None] * inv_freq\n")],
     ),
     Mutant(
         'rope-rotation-reversed',

@@ -121,6 +121,28 @@ MUTANTS = [
         ],
     ),
     Mutant(
+        'causal-block-off-by-one',
+        variant='diagonal_tile_unmasked',
+        base='tiled_exp2',
+        why='masks only the key tiles left of the diagonal tile (which need no mask), so in '
+            'the diagonal tile each query sees the later keys of its tile.',
+        edits=[
+            ('            if causal:\n                qi = ',
+             '            if causal and k_start < q_start:\n                qi = '),
+        ],
+    ),
+    Mutant(
+        'causal-block-off-by-one',
+        variant='last_key_off_by_one',
+        base='tiled_exp2',
+        why='stops the key loop one key early (q_start + rows - 1, an inclusive end used as '
+            'an exclusive one), so a query tile of one row never sees its own key.',
+        edits=[
+            ('        last_key = min(m, q_start + rows) if causal else m',
+             '        last_key = min(m, q_start + rows - 1) if causal else m'),
+        ],
+    ),
+    Mutant(
         'full-score-matrix',
         why='all the scores are computed at once and only then walked through block by '
             'block: right numbers, O(n·m) memory.',
