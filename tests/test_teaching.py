@@ -376,7 +376,9 @@ def test_lesson_16_sampling_quiz_numbers_by_running_the_reference():
     assert int(torch.isfinite(reference.top_p_filter(peaked, 0.9)).sum()) == 1
     assert questions[4].choices[ord(key[5]) - ord("A")] == "top-k 50, top-p 1"
     # 6: min-p 0.1 on [0.5, 0.2, 0.1, 0.06, 0.04, 0.04, 0.03, 0.03]
-    probs = torch.tensor(quiz_module.MIN_P_EXAMPLE, dtype=torch.float64)
+    from graders.sampling import meta
+
+    probs = torch.tensor(meta.MIN_P_EXAMPLE, dtype=torch.float64)
     assert probs.sum().item() == pytest.approx(1.0)
     assert key[6] == int((probs >= 0.1 * probs.max()).sum()) == 4
 
