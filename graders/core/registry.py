@@ -41,6 +41,7 @@ KATA_MODULES = (
     "gqa",                  # 13
     "flash_attention",      # 14
     "sampling",             # 16
+    "beam_search",          # 17
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(

@@ -148,9 +148,8 @@ def hint_level_word(level: str) -> str:
 def track_title(key: str) -> str:
     """A track's title (registry.TRACKS) in the learner's language."""
     title = registry.TRACKS.get(key, key)
-    translated = {"Foundations": _("Foundations"),
-                  "Full models and modern inference": _("Full models and modern inference"),
-                  "Decoder-only LLMs": _("Decoder-only LLMs")}
+    translated = {"Foundations": _("Foundations"), "Decoder-only LLMs": _("Decoder-only LLMs"),
+                  "Full models and modern inference": _("Full models and modern inference")}
     return translated.get(title, title)
 
 
