@@ -150,7 +150,7 @@ fig, axes = plt.subplots(1, 3, figsize=(9, 2.8), sharey=True)
 for axis, T in zip(axes, (0.5, 1.0, 2.0)):
     logits_t = (row / T).masked_fill(torch.arange(6) >= 4, float("-inf"))
     if result.core_passed:
-        draws = sample(row.expand(10000, 6), temperature=T, top_k=4,
+        draws = sample(row.repeat(10000, 1), temperature=T, top_k=4,
                        generator=torch.Generator().manual_seed(1))
     else:
         draws = torch.multinomial(torch.softmax(logits_t, -1).expand(10000, 6), 1).flatten()
