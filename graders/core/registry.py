@@ -41,7 +41,9 @@ KATA_MODULES = (
     "gqa",                  # 13
     "flash_attention",      # 14
     "llama_block",          # 15
+    "sampling",             # 16
     "beam_search",          # 17
+    "sliding_window",       # 18
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
