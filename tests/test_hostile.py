@@ -57,6 +57,7 @@ TARGETS = {
     "12_rope": Target(None, "apply_rope"),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
+    "15_llama_block": Target("LlamaBlock", "forward"),
     "16_sampling": Target(None, "apply_temperature"),
     "17_beam_search": Target(None, "beam_search", returns_hypotheses=True),
     "18_sliding_window": Target(None, "sliding_window_attention"),

@@ -63,6 +63,9 @@ class LearnerTimeout(Exception):
 _FUNCTIONS = {
     "torch.nn.functional.scaled_dot_product_attention": "scaled_dot_product_attention",
     "torch.nn.functional.multi_head_attention_forward": "multi_head_attention_forward",
+    # Kata 15: F.rms_norm and the op behind it (nn.RMSNorm calls them) share the name.
+    "torch.nn.functional.rms_norm": "rms_norm",
+    "torch.rms_norm": "rms_norm",
 }
 _MODULES = {
     "torch.nn.MultiheadAttention": torch.nn.MultiheadAttention,
@@ -72,6 +75,7 @@ _MODULES = {
     "torch.nn.Transformer": torch.nn.Transformer,
     "torch.nn.TransformerDecoderLayer": torch.nn.TransformerDecoderLayer,
     "torch.nn.TransformerDecoder": torch.nn.TransformerDecoder,
+    "torch.nn.RMSNorm": torch.nn.RMSNorm,
 }
 # Python functions no TorchFunctionMode sees (kata 18's flex_attention): while learner code
 # runs, the function's code is swapped for one that refuses, however it was imported.
