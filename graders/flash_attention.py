@@ -27,13 +27,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
-from graders.core import torch_shortcuts
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
+from graders.core.memory import CreatedTensors, is_score_sized, memory_limit
 from graders.core.mistakes import Suspect
 from graders.core.report import describe_inputs, verdict
 
@@ -246,36 +244,6 @@ def misplaced_causal_suspect(q: Tensor, k: Tensor, v: Tensor, index: int) -> Sus
     return Suspect("causal-block-off-by-one", matches=matches)
 
 
-# ------------------------------------------------------------------------- the memory rule
-
-
-class CreatedTensors(TorchDispatchMode):
-    """While active, records the largest tensor any operation creates: factory functions,
-    arithmetic, matmuls, copies. Views (slices, transposes, expands) are left out: they
-    share their input's memory and allocate nothing."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.largest: tuple[int, tuple[int, ...], str] | None = None  # (numel, shape, op)
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        if not getattr(func, "is_view", False):
-            for out in tree_leaves(result):
-                if isinstance(out, Tensor) and (self.largest is None or out.numel() > self.largest[0]):
-                    self.largest = (out.numel(), tuple(out.shape), str(func.overloadpacket))
-        return result
-
-
-torch_shortcuts.skip_dynamo_import(CreatedTensors)
-
-
-def memory_limit(q: Tensor, k: Tensor, block_size: int) -> int:
-    """The contract's bound: max(n, m) * max(block_size, d) elements per (batch, head)."""
-    per_head = max(q.size(-2), k.size(-2)) * max(block_size, q.size(-1))
-    return q[..., 0, 0].numel() * per_head
-
-
 # ------------------------------------------------------------------------------ checks
 
 
@@ -322,12 +290,7 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
         numel, shape, op = recorder.largest or (0, (), "")
         if numel > limit:
             b_h = q[..., 0, 0].numel()
-            # Named only for an (n, m)-shaped matrix (scores, a mask) or a tensor as large as
-            # all the scores; a smaller excess (say, every block's partial output kept)
-            # breaks the rule without being one.
-            n, m = q.size(-2), k.size(-2)
-            whole = shape[-2:] in ((n, m), (m, n)) or numel >= b_h * n * m
-            slug = "full-score-matrix" if whole else None
+            slug = "full-score-matrix" if is_score_sized(shape, numel, q, k) else None
             raise verdict("the size of every tensor flash_attention creates", on, [
                 f"your code created a tensor of shape {shape} ({numel:,} elements, by {op})",
                 f"the limit is max(n, m) * max(block_size, d) = {limit // b_h:,} elements per "

@@ -427,4 +427,49 @@ _ENTRIES = (
             "q @ k_block.transpose(-2, -1) per block."),
 )
 
+# --- the backward pass of attention (19) (moves to graders/attention_backward/meta.py with the layout step) ---
+_ENTRIES += (
+    Mistake("softmax-jacobian-missing-d",
+            "The softmax's backward was taken as dS = P ∘ dP: the softmax's Jacobian also "
+            "has a term from the normalisation, so every row loses D_i = Σ_j P_ij dP_ij.",
+            "dS = P ∘ (dP - D) with D = rowsum(dO ∘ O), one number per query."),
+    Mistake("missing-scale-in-grad",
+            "dQ or dK lacks the 1/sqrt(d) factor: the scores were S = s q kᵀ, so the chain "
+            "rule brings s back into both of their gradients.",
+            "dQ = s · dS K and dK = s · dSᵀ Q, with s = 1 / math.sqrt(d)."),
+    Mistake("dk-not-transposed",
+            "dK was computed from dS instead of dSᵀ: dS is (queries, keys), and dK needs one "
+            "row per key (with n != m the product does not even fit).",
+            "dK = s · dS.transpose(-2, -1) @ Q: (b, h, m, n) @ (b, h, n, d)."),
+    Mistake("dv-not-transposed",
+            "dV was computed as P dO instead of Pᵀ dO: P is (queries, keys), and dV needs one "
+            "row per key (with n != m the product does not even fit).",
+            "dV = P.transpose(-2, -1) @ dO: (b, h, m, n) @ (b, h, n, d)."),
+    Mistake("causal-mask-missing-in-backward",
+            "The recomputed probabilities are not causally masked (everywhere, or in the tiles "
+            "on the diagonal): P = exp(S - lse) gives future keys weight unless their scores "
+            "are -inf as in the forward.",
+            "Mask S with -inf where key > query before exp(S - lse), in every tile that "
+            "crosses the diagonal, from the tile's global indices."),
+    Mistake("lse-not-subtracted",
+            "P was recomputed as exp(S), without subtracting the forward's log-sum-exp: those "
+            "are unnormalised weights (and overflow for large scores).",
+            "P = torch.exp(S - lse[..., None]): exactly the forward's softmax, row by row."),
+    Mistake("saves-probabilities",
+            "The forward kept an (n, m) tensor (the probabilities, the scores or a mask) in "
+            "ctx: that is the O(n·m) memory FlashAttention's backward avoids by recomputing P.",
+            "ctx.save_for_backward(q, k, v, out, lse) and nothing larger; recompute P = "
+            "exp(S - lse) in the backward."),
+    Mistake("autograd-in-backward",
+            "The backward called autograd (torch.autograd.grad, .backward() or a torch.func "
+            "transform) instead of computing the gradients by hand.",
+            "Write dV, dP, D, dS, dQ and dK from the formulas with matmuls and elementwise "
+            "ops only."),
+    Mistake("d-from-wrong-terms",
+            "D, the softmax's correction per query, was built from the wrong terms: it is "
+            "Σ_j P_ij dP_ij over all the keys (= rowsum(dO ∘ O)), not rowsum(dP), not "
+            "rowsum(dO), not a sum over one key block.",
+            "D = (dO * O).sum(-1, keepdim=True), computed once before the loop over tiles."),
+)
+
 MISTAKES: dict[str, Mistake] = {m.slug: m for m in _ENTRIES}

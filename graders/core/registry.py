@@ -673,3 +673,49 @@ def partial_matches(key: str) -> list[Kata]:
     if len(text) < 2 or "/" in text or "\\" in text or text.isdigit():
         return []
     return [kata for kata in KATAS if text in kata.name[3:].lower()]
+
+
+# --- kata 19 (moves to graders/attention_backward/meta.py with the layout step) ---
+TRACKS.setdefault("llm", "Decoder-only LLMs")
+KATAS += (
+    Kata(
+        id="19",
+        name="19_attention_backward",
+        file="attention_backward.py",
+        title="The backward pass of attention, by hand",
+        track="llm",
+        difficulty="hard",
+        target_minutes=40,
+        prerequisites=("01", "14"),
+        mistakes=(
+            "softmax-jacobian-missing-d",
+            "missing-scale-in-grad",
+            "dk-not-transposed",
+            "dv-not-transposed",
+            "causal-mask-missing-in-backward",
+            "lse-not-subtracted",
+            "lse-wrong",
+            "saves-probabilities",
+            "autograd-in-backward",
+            "d-from-wrong-terms",
+            "missing-scale",
+            "full-score-matrix",
+        ),
+        forbidden=ATTENTION_BUILTINS,
+        hints=(
+            "Write the forward as four steps, S = s q kᵀ, P = softmax(S), O = P V, and walk "
+            "them backwards one at a time: which gradient does each step need, and which "
+            "tensors from the forward does it read? Then ask which of those you could "
+            "recompute instead of keeping.",
+            "Backwards through O = P V: dV = Pᵀ dO and dP = dO Vᵀ. Through the softmax, row by "
+            "row: dS = P ∘ (dP - D), where D_i = Σ_j P_ij dP_ij is one number per query - and "
+            "since O_i = Σ_j P_ij V_j, it equals rowsum(dO ∘ O), which needs no (n, m) matrix. "
+            "Through S = s q kᵀ: dQ = s dS K and dK = s dSᵀ Q. Never keep P: the forward's lse "
+            "gives it back exactly, tile by tile, as exp(S - lse) (with the causal mask), "
+            "so the ctx keeps q, k, v, out and lse only.",
+            "# per tile: q_i, do_i (b, h, Bq, d); k_j, v_j (b, h, Bk, d); lse_i, D_i (b, h, Bq, 1)\n"
+            "p = torch.exp(q_i @ k_j.transpose(-2, -1) * scale - lse_i)  # (b, h, Bq, Bk), masked if causal\n"
+            "ds = p * (do_i @ v_j.transpose(-2, -1) - D_i)  # D = (dO * O).sum(-1, keepdim=True)",
+        ),
+    ),
+)
