@@ -125,8 +125,8 @@ def by_hand(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, grad_out:
             dk_scaled: bool = True, dk: str = "ok", dv: str = "ok") -> tuple[Tensor, ...]:
     """The backward by the formulas in float64, cast to q's dtype, with the mistakes' switches.
 
-    ``p``: "lse" P = exp(S - lse), "softmax" a fresh softmax, "exp" P = exp(S)
-    (lse-not-subtracted). ``d``: "o" rowsum(dO ∘ O), "p" rowsum(P ∘ dP), "zero" (dS = P ∘ dP:
+    ``p``: "lse" P = exp(S - lse), "softmax" a fresh softmax, "exp" P = exp(S) and "max"
+    P = exp(S - rowmax(S)) (lse-not-subtracted: unnormalised). ``d``: "o" rowsum(dO ∘ O), "p" rowsum(P ∘ dP), "zero" (dS = P ∘ dP:
     softmax-jacobian-missing-d), "dp" rowsum(dP), "do" rowsum(dO), "block" rowsum(P ∘ dP)
     over the key block of ``block`` keys only (d-from-wrong-terms). ``tiles`` B: the
     diagonal B x B tiles left unmasked; with causal False as well as ``p`` "lse", the
@@ -139,7 +139,8 @@ def by_hand(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, grad_out:
     scores = scores_of(q64, k64, causal, scale, tiles)
     probs = {"lse": lambda: torch.exp(scores - lse64[..., None]),
              "softmax": lambda: torch.softmax(scores, -1),
-             "exp": lambda: torch.exp(scores)}[p]()
+             "exp": lambda: torch.exp(scores),
+             "max": lambda: torch.exp(scores - scores.amax(-1, keepdim=True))}[p]()
     dp = do64 @ v64.transpose(-2, -1)
     if d == "block":
         keys = torch.arange(k.size(-2))
@@ -171,6 +172,7 @@ def mistake_variants(causal: bool, m: int, block_size: int | None) -> list[tuple
             ("dk-not-transposed", {"dk": "dS", **extra}),
             ("dv-not-transposed", {"dv": "P", **extra}),
             ("lse-not-subtracted", {"p": "exp", **extra}),
+            ("lse-not-subtracted", {"p": "max", **extra}),
             ("missing-scale", {"scale": 1.0, **extra}),
         ]
         if causal:
@@ -201,10 +203,11 @@ def grad_suspects(q, k, v, out, lse, grad_out, causal: bool, block_size: int | N
             suspects[index].append(Suspect(slug, predict=predict(functools.partial(run, i), index)))
     if lse_wrong:
         for kind in ("log-sum", "max", "log2", "unscaled", "all-keys"):
-            wrong = functools.cache(lambda kind=kind: by_hand(
-                q, k, v, out, expected_forward(q, k, v, causal, kind)[1], grad_out, causal))
-            for index in range(3):
-                suspects[index].append(Suspect("lse-wrong", predict=predict(wrong, index)))
+            for d in ("o", "p"):
+                wrong = functools.cache(lambda kind=kind, d=d: by_hand(
+                    q, k, v, out, expected_forward(q, k, v, causal, kind)[1], grad_out, causal, d=d))
+                for index in range(3):
+                    suspects[index].append(Suspect("lse-wrong", predict=predict(wrong, index)))
     return suspects
 
 
