@@ -940,3 +940,96 @@ def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
     result = QuizResult(kata.name, tuple(outcomes))
     print("\n" + score_line(result))
     return result
+
+
+# --- kata 19's quiz (moves to graders/attention_backward/meta.py with the layout step) ---
+
+def attention_matmul_flops(n: int, m: int, d: int, backward: bool = False,
+                           recompute: bool = True) -> int:
+    """Matmul FLOPs of softmax attention for one head, 2 per multiply-add: the forward does
+    S = Q Kᵀ and O = P V; the backward dV = Pᵀ dO, dP = dO Vᵀ, dQ = dS K, dK = dSᵀ Q, plus
+    S = Q Kᵀ again when P is recomputed rather than stored."""
+    matmuls = (4 + recompute) if backward else 2
+    return matmuls * 2 * n * m * d
+
+
+def causal_tiles(n: int, block: int) -> tuple[int, int]:
+    """(tiles computed, tiles among them that need a mask) for causal attention over n
+    queries and keys in block x block tiles: the tiles on or below the diagonal, and the
+    diagonal ones."""
+    blocks = -(-n // block)
+    return blocks * (blocks + 1) // 2, blocks
+
+
+QUIZZES["19_attention_backward"] = (
+    Question(
+        "Why does FlashAttention's backward pass recompute the probabilities P from Q, K and "
+        "lse instead of storing them in the forward pass?",
+        "B", CHOICE,
+        "Storing P costs O(n·m) memory per head (64 GiB for one layer at 32k tokens, 32 "
+        "heads, float16) and, worse, writing it to GPU memory (HBM) and reading it back: "
+        "attention is memory-bound, so those bytes cost more time than the FLOPs. "
+        "Recomputing S = Q Kᵀ tile by tile in on-chip SRAM adds one matmul of FLOPs, and "
+        "exp(S − lse) gives back exactly the forward's P: the backward is faster and needs "
+        "only O(n) extra memory (O and lse).",
+        choices=("recomputation is more accurate than storing P in float16",
+                 "P takes O(n·m) memory and HBM traffic; one extra matmul in SRAM is cheaper",
+                 "autograd cannot save tensors inside a custom Function",
+                 "P changes between the forward and the backward pass")),
+    Question(
+        "Where does D_i = rowsum(dO ∘ O)_i come from?",
+        "A", CHOICE,
+        "The softmax's backward needs D_i = Σ_j P_ij dP_ij, and dP_ij = dO_i · V_j. So D_i = "
+        "Σ_j P_ij (dO_i · V_j) = dO_i · (Σ_j P_ij V_j) = dO_i · O_i. One dot product of "
+        "length d per query, from tensors already at hand, instead of a sum over the n × m "
+        "matrix P ∘ dP: FlashAttention-2 computes it once, before the loop over tiles.",
+        choices=("D_i = Σ_j P_ij dP_ij, and Σ_j P_ij V_j = O_i turns it into dO_i · O_i",
+                 "it is the gradient of lse",
+                 "it is a normalisation FlashAttention adds for numerical stability",
+                 "it is the row sum of dS")),
+    Question(
+        "What does each row of dS = P ∘ (dP − D) sum to (in exact arithmetic)?",
+        0, INTEGER,
+        "Σ_j dS_ij = Σ_j P_ij dP_ij − D_i Σ_j P_ij = D_i − D_i · 1 = 0. The softmax is "
+        "unchanged when a constant is added to a row of scores, so a gradient along that "
+        "direction must vanish. With dS = P ∘ dP (D forgotten) the rows do not sum to 0, a "
+        "quick test for that mistake."),
+    Question(
+        "Counting the matmuls only, how many times the forward's FLOPs does FlashAttention's "
+        "backward pass take?",
+        attention_matmul_flops(1, 1, 1, backward=True) / attention_matmul_flops(1, 1, 1),
+        NUMBER,
+        "The forward does two matmuls of 2·n·m·d FLOPs each: S = Q Kᵀ and O = P V. The "
+        "backward does four, dV = Pᵀ dO, dP = dO Vᵀ, dQ = dS K, dK = dSᵀ Q, plus S = Q Kᵀ "
+        "again to recompute P: five, so 5 / 2 = 2.5 times the forward (2 times if P were "
+        "stored). Training a layer thus costs about 3.5 forward passes of attention.",
+        rel_tolerance=0.02),
+    Question(
+        "How many MiB does lse take for one layer of 32 heads at n = 32768 tokens in float32, "
+        "one sequence (what FlashAttention keeps instead of P)?",
+        32 * 32768 * 4 // MiB, INTEGER,
+        "32 heads × 32768 queries × 4 bytes = 4,194,304 bytes = 4 MiB, against 64 GiB for P "
+        "in float16: n numbers per head instead of n × m. O is kept anyway, as the layer's "
+        "output."),
+    Question(
+        "FlashAttention-2's backward loops over key blocks outside and query blocks inside. "
+        "What does that order buy?",
+        "C", CHOICE,
+        "For one key block j, dK_j = Σ_i s · dS_ijᵀ Q_i and dV_j = Σ_i P_ijᵀ dO_i sum over "
+        "every query block, so with key blocks outside they accumulate in on-chip memory "
+        "and are written to HBM once. dQ_i sums over key blocks and is updated from every "
+        "key block (atomic adds in the GPU kernel, or a second pass). Queries outside makes "
+        "dQ local and dK, dV the shared sums instead.",
+        choices=("it makes D unnecessary",
+                 "it avoids recomputing P",
+                 "dK and dV of a key block accumulate on chip and are written once; dQ is "
+                 "the one accumulated across blocks",
+                 "it is the only order in which causal tiles can be skipped")),
+    Question(
+        "Causal attention, n = m = 1024, in 128 × 128 tiles: of the 64 tiles, how many does "
+        "the backward compute at all (the others are skipped)?",
+        causal_tiles(1024, 128)[0], INTEGER,
+        "8 query blocks × 8 key blocks; query block i needs key blocks 0 … i, so 1 + 2 + … + "
+        "8 = 36 tiles, almost half the work saved. Only the 8 on the diagonal need a mask; "
+        "the 28 below it are entirely visible."),
+)
