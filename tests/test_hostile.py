@@ -56,6 +56,7 @@ TARGETS = {
     "12_rope": Target(None, "apply_rope"),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
+    "19_attention_backward": Target(None, "attention_forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -141,6 +142,8 @@ NOT_APPLICABLE = {
     ("05_positional_encoding", "forbidden-builtin"): "the kata forbids nothing",
     ("07_flops", "forbidden-builtin"): "the kata forbids nothing",
     ("12_rope", "forbidden-builtin"): "the kata forbids nothing",
+    ("19_attention_backward", "detaches-output"): "the forward is never differentiated: "
+                                                  "gradients come from the learner's backward",
 }
 
 HELPERS = '''
