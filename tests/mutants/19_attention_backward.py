@@ -70,6 +70,14 @@ MUTANTS = [
         edits=[('            p = torch.exp(s - lse[..., rows, :])', '            p = torch.exp(s)')],
     ),
     Mutant(
+        'lse-not-subtracted',
+        variant='tile_max',
+        base='query_blocks',
+        why='each tile subtracts its own row maximum instead of lse: unnormalised weights.',
+        edits=[('            p = torch.exp(s - lse[:, :, i0:i1, None])',
+                '            p = torch.exp(s - s.amax(-1, keepdim=True))')],
+    ),
+    Mutant(
         'lse-wrong',
         base='plain_formulas',
         why='the forward returns log(l) as lse, forgetting the maximum it subtracted.',
@@ -153,6 +161,14 @@ MUTANTS = [
         base='plain_formulas',
         why='D as the row sum of dP alone, forgetting the P weights.',
         edits=[('    D = (p * dp).sum(-1, keepdim=True)', '    D = dp.sum(-1, keepdim=True)')],
+    ),
+    Mutant(
+        'd-from-wrong-terms',
+        variant='no_keepdim',
+        base='plain_formulas',
+        why='D summed without keepdim and unsqueezed on the wrong side: D_j of the key\'s '
+            'index subtracted instead of D_i (fits only when n == m).',
+        edits=[('    D = (p * dp).sum(-1, keepdim=True)', '    D = (p * dp).sum(-1).unsqueeze(-2)')],
     ),
     Mutant(
         'missing-scale',
