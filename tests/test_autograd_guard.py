@@ -12,7 +12,7 @@ import torch.autograd.functional as autograd_functional
 import torch.func
 from torch.autograd import grad as imported_grad
 
-from graders import attention_backward as grader
+from graders.attention_backward import checks as grader
 from graders.core import guard
 from graders.core.registry import get
 

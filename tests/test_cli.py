@@ -857,7 +857,7 @@ def two_tracks(monkeypatch) -> list[str]:
 
 def test_list_and_report_group_katas_by_track(sandbox, monkeypatch, two_tracks):
     forbid_grading(monkeypatch)
-    ids = [k.id for k in registry.KATAS]  # not always 01 ... N: a later track may start at 19
+    ids = [k.id for k in registry.KATAS]  # not always 01..N: katas are numbered by plan
     first, second = (f"Foundations ({ids[0]}-{ids[-3]})",
                      f"{registry.TRACKS['models']} ({ids[-2]}-{ids[-1]})")
     for out in (sandbox.run("list")[1], sandbox.run("list", terminal=True)[1]):

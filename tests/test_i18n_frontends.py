@@ -145,8 +145,9 @@ def test_kata_check_in_chinese(sandbox, chinese):
     for words in ("检查项", "结果", "失败", "核心", "第一个未通过的检查", "卡住了？kata hint 02"):
         assert words in out, (words, out)
     assert "[heads-interleaved]" in out
-    # The verdict's framing is Chinese; the grader's own check description stays English.
-    assert "检查 " in out and "，输入：" in out
+    # The verdict is Chinese, the grader's own description of the check included; the
+    # check's function name stays, for pytest -k.
+    assert "检查项：" in out and "；输入：" in out and "（test_" in out
 
 
 def test_kata_check_in_english_is_unchanged(sandbox, english):
@@ -193,7 +194,7 @@ def test_a_failing_pytest_verdict_in_chinese(tmp_path):
         cwd=REPO_ROOT, env=environ, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     out = run.stdout
-    verdict = [line for line in out.splitlines() if line.startswith("检查 ")]
+    verdict = [line for line in out.splitlines() if line.startswith("检查项：")]
     assert verdict, out
     assert "[missing-scale]" in out
     assert "提示：" in out
@@ -211,7 +212,7 @@ def test_a_verdict_shows_the_mistake_as_looked_up(tmp_path, chinese, fake_transl
     result = session.grade(ATTENTION.id, path)
     first = next(c for c in result.failures if c.slug == "missing-scale")
     lines = first.verdict.splitlines()
-    assert lines[0].startswith("检查 ") and "，输入：" in lines[0]
+    assert lines[0].startswith("检查项：") and "；输入：" in lines[0]
     assert lines[1] == "[missing-scale] 分数没有除以 sqrt(d_k)。"
     assert lines[2] == "提示：在 softmax 之前乘以 1 / sqrt(d_k)。"
 

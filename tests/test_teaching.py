@@ -428,6 +428,7 @@ def test_lesson_19_backward_numbers_by_running_the_reference():
 
     from torch.utils.flop_counter import FlopCounterMode
 
+    from graders.attention_backward import meta
     from graders.frontends import quiz as quiz_module
 
     spec = importlib.util.spec_from_file_location(
@@ -450,8 +451,8 @@ def test_lesson_19_backward_numbers_by_running_the_reference():
     ratio = backward.get_total_flops() / forward.get_total_flops()
     questions = quiz_module.questions("19")
     assert ratio == questions[3].answer == 2.5
-    assert forward.get_total_flops() == quiz_module.attention_matmul_flops(16, 16, 8) * 2  # 2 heads
+    assert forward.get_total_flops() == meta.attention_matmul_flops(16, 16, 8) * 2  # 2 heads
     tiles = sum(1 for i in range(8) for j in range(8) if j <= i)
-    assert (tiles, 8) == quiz_module.causal_tiles(1024, 128) and questions[6].answer == 36
+    assert (tiles, 8) == meta.causal_tiles(1024, 128) and questions[6].answer == 36
     with torch.device("meta"):
         assert torch.empty(32, 32768, dtype=torch.float32).nbytes == questions[4].answer * 2**20

@@ -7,7 +7,7 @@ a different but sound order of operations gives, half types to their few digits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import torch
 
@@ -130,6 +130,34 @@ def expect_close(
     raise fail(details)
 
 
+# Dropout as near to 1 as keeps hand-written dropout's 1 / (1 - p) finite: in training mode
+# it zeroes every element it acts on (a kept one among these few thousand is a 1e-5 chance).
+NEARLY_ONE = 1 - 1e-9
+
+
+def expect_branches_dropped(
+    got: Any,
+    expected: torch.Tensor,
+    check: str,
+    on: str,
+    advice: str,
+    leaks: Sequence[tuple[str, Callable[[], torch.Tensor]]] = (),
+) -> None:
+    """:func:`expect_close` for a layer run in training mode with dropout = NEARLY_ONE, where
+    every residual branch is dropped. On a mismatch the verdict ends with the sentence of the
+    one leak that reproduces ``got`` (each leak: that sentence, and the output with that
+    branch's dropout never applied; several predictions may share a sentence), else with
+    ``advice``."""
+    try:
+        expect_close(got, expected, check, on)
+    except GradingFailure as failure:
+        rtol, atol = tolerance(expected.dtype, MISTAKE_SLACK)
+        leaked = identify(got, expected, [Suspect(text, predict) for text, predict in leaks],
+                          rtol, atol)
+        raise GradingFailure(str(failure) + "\n  " + (leaked or advice),
+                             slug=failure.slug) from None
+
+
 def expect_tracks_grad(outputs: dict[str, Any], check: str, on: str) -> None:
     """Fail unless every named learner output is part of the autograd graph.
 
@@ -176,10 +204,11 @@ def shape_mismatches(got: dict[str, tuple[int, ...]], expected: dict[str, tuple[
     they agree."""
     details = []
     if set(expected) - set(got):
-        details.append("missing: " + ", ".join(sorted(set(expected) - set(got))))
+        details.append(_("missing: {names}", names=", ".join(sorted(set(expected) - set(got)))))
     if set(got) - set(expected):
-        details.append("unexpected: " + ", ".join(sorted(set(got) - set(expected))))
-    details += [f"{name} has shape {got[name]}, expected {shape}"
+        details.append(_("unexpected: {names}", names=", ".join(sorted(set(got) - set(expected)))))
+    details += [_("{name} has shape {got}, expected {expected}", name=name, got=got[name],
+                  expected=shape)
                 for name, shape in expected.items() if name in got and got[name] != shape]
     return details
 
@@ -198,7 +227,8 @@ class StateDictDiff:
         return cls(
             missing=[k for k in ours if k not in theirs],
             unexpected=[k for k in theirs if k not in ours and k not in ignored],
-            resized=[f"{k}: yours {tuple(theirs[k].shape)}, PyTorch's {tuple(v.shape)}"
+            resized=[_("{key}: yours {yours}, PyTorch's {theirs}", key=k,
+                       yours=tuple(theirs[k].shape), theirs=tuple(v.shape))
                      for k, v in ours.items() if k in theirs and theirs[k].shape != v.shape],
         )
 
@@ -212,7 +242,7 @@ class StateDictDiff:
 
         details = []
         if self.missing:
-            details.append("missing: " + some(self.missing))
+            details.append(_("missing: {names}", names=some(self.missing)))
         if self.unexpected:
-            details.append("unexpected: " + some(self.unexpected))
-        return details + [f"wrong shape {r}" for r in self.resized[:3]]
+            details.append(_("unexpected: {names}", names=some(self.unexpected)))
+        return details + [_("wrong shape {key}", key=r) for r in self.resized[:3]]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from graders.core import guard
+from graders.core import guard, i18n
 from graders.core.registry import Kata
 from graders.core.i18n import _
 from graders.core.report import GradingFailure, checked_line
@@ -64,7 +64,8 @@ class Implementation:
         except AttributeError:
             raise GradingFailure(
                 _("{file} does not define {name} (see {readme} for the names to provide)",
-                  file=self.label, name=name, readme=f"{self.kata.name}/README.md")
+                  file=self.label, name=name,
+                  readme=f"{self.kata.name}/{i18n.readme_name(i18n.current())}")
             ) from None
 
     def call(self, fn: Callable[..., Any], *args: Any, what: str, on: str,

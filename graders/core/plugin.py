@@ -10,15 +10,22 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-import torch
 
-from graders.core import interview, loader, registry, torch_shortcuts
-from graders.core.i18n import _
-from graders.core.implementation import Implementation
-from graders.core.loader import ImplementationLoadError
-from graders.core.report import GradingFailure, NotImplementedYet
-from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED, SKIPPED,
-                             CheckResult, KataResult, shown, skipped_words)
+from graders.core import fast_start
+
+fast_start.import_torch()  # first: torch is imported below and by every graders.core module
+
+import torch  # noqa: E402
+
+from graders.core import interview, loader, registry, torch_shortcuts  # noqa: E402
+from graders.core.i18n import _  # noqa: E402
+from graders.core.implementation import Implementation  # noqa: E402
+from graders.core.loader import ImplementationLoadError  # noqa: E402
+from graders.core.report import GradingFailure, NotImplementedYet  # noqa: E402
+from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED,  # noqa: E402
+                                  SKIPPED, CheckResult, KataResult, shown, shown_tally,
+                                  skipped_words)
+from graders.core.session import start_with  # noqa: E402
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -113,7 +120,8 @@ def record(item: pytest.Item, report: pytest.TestReport) -> None:
     results = item.config.stash[_RESULTS_KEY]
     result = results.setdefault(kata, KataResult(kata))
     result.checks.append(
-        CheckResult(item.name, tier, outcome, verdict, getattr(report, "slug", None)))
+        CheckResult(item.name, tier, outcome, verdict, getattr(report, "slug", None),
+                    title=getattr(getattr(item, "function", None), "title", "")))
     implementation = getattr(item, "funcargs", {}).get("impl")
     if isinstance(implementation, Implementation):
         result.note = implementation.printed.note() or result.note
@@ -158,13 +166,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     terminalreporter.section(_("kata scoreboard"))
     for name, result in sorted(graded.items()):
-        parts = [_("{tier}: {passed}/{total} passed", tier=shown(label), passed=passed, total=total)
-                 for label, passed, total in result.tally if total]
+        parts = [shown_tally(label, passed, total) for label, passed, total in result.tally if total]
         parts += [skipped_words(result)] if result.skipped else []  # not counted as passed
-        terminalreporter.write_line(f"{name}  " + ", ".join(parts))
+        terminalreporter.write_line(f"{name}  " + _(", ").join(parts))
         if result.failures:
-            terminalreporter.write_line("    " + _("failing: {checks}", checks=", ".join(
-                c.name for c in result.failures)))
+            terminalreporter.write_line("    " + _("failing: {checks}", checks=_(", ").join(
+                c.label for c in result.failures)))
         if result.printed and config.getoption("capture") == "no":  # pytest -s: show them
             terminalreporter.write_line(textwrap.indent(result.printed, "    "))
         elif result.note:
@@ -172,6 +179,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         if interview.hides(name, registry.REPO_ROOT):
             terminalreporter.write_line("    " + interview.notice())
         if any(c.outcome == NOT_IMPLEMENTED for c in result.checks):
-            readme = registry.get(name).readme_path.relative_to(registry.REPO_ROOT)
-            terminalreporter.write_line("    " + _("not implemented yet: start with {readme}",
-                                                  readme=readme))
+            terminalreporter.write_line("    " + start_with(registry.get(name)))

@@ -7,12 +7,14 @@ full dump.
 
 from __future__ import annotations
 
-from typing import Any
-
-import torch
+import sys
+from typing import TYPE_CHECKING, Any
 
 from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
+
+if TYPE_CHECKING:
+    import torch
 
 
 class GradingFailure(AssertionError):
@@ -25,6 +27,19 @@ class GradingFailure(AssertionError):
 
 class NotImplementedYet(GradingFailure):
     """The learner has not written this part yet (it raises NotImplementedError)."""
+
+
+def title(text: str):
+    """Decorator giving a check (a grader's test function) its learner-facing title, the
+    English marked for the catalogs: ``@title(N_("attention without a mask"))``. Every front
+    end that lists checks shows it, translated (``CheckResult.label``); the function's name
+    stays what ``pytest -k`` selects."""
+
+    def titled(check):
+        check.title = text
+        return check
+
+    return titled
 
 
 def mistake_lines(slug: str) -> list[str]:
@@ -86,8 +101,16 @@ def _is_numpy(value: Any) -> bool:
     return type(value).__module__ == "numpy" and hasattr(value, "shape")
 
 
+def _is_tensor(value: Any) -> bool:
+    """Without importing torch: the ``kata`` command reads this module's hint lines before
+    it grades anything (``kata list`` and ``kata hint`` never need torch), and grading imports
+    torch its own way (graders.core.fast_start)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
 def _describe(value: Any, depth: int = 0) -> str:
-    if isinstance(value, torch.Tensor):
+    if _is_tensor(value):
         return describe_tensor(value)
     if isinstance(value, (tuple, list)):
         if depth >= 2:  # nested lists (a .tolist() result): the outline says enough
@@ -129,8 +152,8 @@ def describe_inputs(**named: Any) -> str:
     """``query (2, 5, 8), key (2, 7, 8), mask bool (2, 1, 7)`` for verdict headers."""
     parts = []
     for name, value in named.items():
-        if isinstance(value, torch.Tensor):
-            dtype = "" if value.dtype == torch.float32 else " " + str(value.dtype)[6:]
+        if _is_tensor(value):
+            dtype = "" if str(value.dtype) == "torch.float32" else " " + str(value.dtype)[6:]
             parts.append(f"{name}{dtype} {tuple(value.shape)}")
         elif value is not None:
             parts.append(f"{name}={value!r}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from graders.core.i18n import N_
+
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not implemented"
 # A check pytest skipped, e.g. a CUDA follow-up on a machine without CUDA: not run, so neither
 # passed nor failed; its reason is kept (CheckResult.verdict).
@@ -36,6 +38,22 @@ def shown(word: str) -> str:
     return words.get(word, word)
 
 
+def shown_tally(label: str, passed: int, total: int, *, short: bool = False) -> str:
+    """One tier's count as the learner reads it: ``core: 3/5 passed`` (the scoreboard), or
+    ``core 3/5`` with ``short`` (``kata check``'s count line). ``label`` is a label of
+    :attr:`KataResult.tally`. One message per tier: in Chinese the tier's name here (核心检查)
+    is not its short form in a table's tier column (核心)."""
+    from graders.core.i18n import _
+
+    if short:
+        texts = {"core": _("core {passed}/{total}", passed=passed, total=total),
+                 "follow-ups": _("follow-ups {passed}/{total}", passed=passed, total=total)}
+    else:
+        texts = {"core": _("core: {passed}/{total} passed", passed=passed, total=total),
+                 "follow-ups": _("follow-ups: {passed}/{total} passed", passed=passed, total=total)}
+    return texts[label]
+
+
 @dataclass(frozen=True)
 class CheckResult:
     name: str  # the check's test function, e.g. "test_attention_random_shapes"
@@ -43,6 +61,16 @@ class CheckResult:
     outcome: str  # PASSED | FAILED | NOT_IMPLEMENTED | SKIPPED
     verdict: str = ""  # the failure's full verdict ("" when it passed; why, when skipped)
     slug: str | None = None  # the recognised mistake, if any
+    title: str = ""  # the check's title in English (graders.core.report.title); "" if none
+
+    @property
+    def label(self) -> str:
+        """The check's title in the learner's language (its function's words without one)."""
+        from graders.core.i18n import translate
+
+        if self.title:
+            return translate(self.title)
+        return self.name.removeprefix("test_").replace("_", " ")
 
     @property
     def summary(self) -> str:
@@ -136,12 +164,16 @@ class KataResult:
                    checks=[CheckResult(**c) for c in data.get("checks", [])])
 
 
+# The reasons the graders give pytest.skip, marked for the catalogs (shown translated).
+SKIP_REASONS = (N_("needs a CUDA GPU"),)
+
+
 def skipped_words(result: KataResult) -> str:
     """The checks not run here, with why, e.g. "1 skipped (needs a CUDA GPU)"; "" when
     every check ran. In the learner's language (the reasons as the graders gave them)."""
-    from graders.core.i18n import _
+    from graders.core.i18n import _, translate
 
-    reasons = list(dict.fromkeys(c.verdict for c in result.skipped if c.verdict))
+    reasons = list(dict.fromkeys(translate(c.verdict) for c in result.skipped if c.verdict))
     if not result.skipped:
         return ""
     if not reasons:

@@ -20,7 +20,7 @@ from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
 from graders.core.registry import REPO_ROOT, Kata
 from graders.core.results import (ALL_PASSED, CORE_PASSED, FAILED, NOT_IMPLEMENTED, NOT_STARTED,
-                             PASSED, SKIPPED, KataResult, shown, skipped_words)
+                             PASSED, SKIPPED, KataResult, shown, shown_tally, skipped_words)
 
 
 class _Inject:
@@ -121,12 +121,13 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
         if check.slug in MISTAKES:
             hint = translate(MISTAKES[check.slug].hint) if check.slug not in hinted else _("(as above)")
             hinted.add(check.slug)
-        rows.append([check.name.removeprefix("test_").replace("_", " "), shown(check.tier),
+        rows.append([check.label, shown(check.tier),
                      Text(shown(check.outcome), style=styles[check.outcome]),
                      f"[{check.slug}]" if check.slug else "", hint])
     layout.print_table(console, [_("check"), _("tier"), _("result"), _("mistake"), _("hint")],
                        rows, title=f"{kata.name} — {translate(kata.title)}", plain=plain)
-    counts = ", ".join(f"{shown(label)} {passed}/{total}" for label, passed, total in result.tally)
+    counts = _(", ").join(shown_tally(label, passed, total, short=True)
+                          for label, passed, total in result.tally)
     if result.skipped:  # not run here, e.g. no CUDA: said, never counted as passed
         counts += _(", ") + skipped_words(result)
     layout.print_prose(console, _("{counts}: {status}", counts=escape(counts),
@@ -139,16 +140,22 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
     if result.note:
         layout.print_prose(console, result.note, markup=False, plain=plain)
     if result.status == NOT_STARTED:
-        edition = kata.folder / i18n.readme_name(i18n.current())  # README.zh-CN.md in Chinese
-        readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
-        layout.print_prose(console, _("not implemented yet: start with {readme}", readme=readme),
-                           markup=False, plain=plain)
+        layout.print_prose(console, start_with(kata), markup=False, plain=plain)
     elif result.status != ALL_PASSED:
         first = result.failures[0]
         if result.status != CORE_PASSED:
-            label = _("first failure ({check}):", check=first.name)
+            label = _("first failure: {title} ({check})", title=first.label, check=first.name)
         else:
-            label = _("first follow-up to fix ({check}):", check=first.name)
+            label = _("first follow-up to fix: {title} ({check})", title=first.label,
+                      check=first.name)
         console.print()
         layout.print_prose(console, Text(label, style="bold"), plain=plain)
         layout.print_prose(console, first.verdict, markup=False, plain=plain)
+
+
+def start_with(kata: Kata) -> str:
+    """"not implemented yet: start with katas/NN/README.md", naming the README in the
+    learner's language (README.zh-CN.md in Chinese) where the kata has one."""
+    edition = kata.folder / i18n.readme_name(i18n.current())
+    readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
+    return _("not implemented yet: start with {readme}", readme=readme.as_posix())

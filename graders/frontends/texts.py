@@ -9,14 +9,16 @@
 
 The catalogs (see :mod:`graders.core.i18n` for the lookup):
 
-- ``messages``: the literal messages of the code, wherever it wraps them in ``_()`` (or
-  marks a constant with ``N_()``)
+- ``messages``: the literal messages of the core and the front ends, wherever they wrap
+  them in ``_()`` (or mark a constant with ``N_()``)
   (verdict framing, the scoreboard, the ``kata`` command, the notebooks' cells), found by
   Babel's extractor;
 - ``mistakes``: the catalogue's explanation and hint of every slug;
-- ``kata_NN_name``: one kata's title, hint ladder, quiz (questions, choices, reasoning) and
+- ``kata_NN_name``: one kata's title, hint ladder, quiz (questions, choices, reasoning),
   lesson prose (each markdown cell of ``notebooks/lessons/NN_name.py``, and the print
-  labels, plot titles and comments of its code cells: graders.frontends.lesson_code).
+  labels, plot titles and comments of its code cells: graders.frontends.lesson_code) and the
+  literal messages of its own package (``graders/<module>/``: check titles, what each check
+  compares, on which input), so that a kata's texts live with the kata.
 
 ``update`` keeps every translation whose English text is unchanged, adds the new English
 texts untranslated, and drops the texts that are gone, so a catalog always lists exactly
@@ -103,6 +105,12 @@ def lesson_code_texts(kata: Kata) -> list[Text]:
             for piece in lesson_code.pieces(cell)]
 
 
+def kata_folder(kata: Kata) -> str:
+    """``graders/attention/``: the package of ``kata``'s grader and meta, as ``Text.where``
+    names the files in it."""
+    return f"graders/{kata.module}/"
+
+
 def kata_texts(kata: Kata) -> list[Text]:
     texts = [Text(kata.title, f"kata {kata.id}: title")]
     texts += [Text(hint, f"kata {kata.id}: hint {level}")
@@ -120,8 +128,15 @@ def kata_texts(kata: Kata) -> list[Text]:
 
 def catalogs() -> dict[str, list[Text]]:
     """Catalog name -> its English texts, each once, in the order a learner meets them."""
-    found = {MESSAGES: source_messages(), MISTAKES_CATALOG: mistake_texts()}
-    found |= {kata_catalog(kata): kata_texts(kata) for kata in KATAS}
+    by_folder = {kata_folder(kata): kata_catalog(kata) for kata in KATAS}
+    grader_messages: dict[str, list[Text]] = collections.defaultdict(list)
+    core_messages = []
+    for text in source_messages():  # a kata's own package feeds that kata's catalog
+        owner = by_folder.get(text.where.rsplit("/", 1)[0] + "/")
+        (grader_messages[owner] if owner else core_messages).append(text)
+    found = {MESSAGES: core_messages, MISTAKES_CATALOG: mistake_texts()}
+    found |= {kata_catalog(kata): kata_texts(kata) + grader_messages[kata_catalog(kata)]
+              for kata in KATAS}
     seen: set[str] = set()
     unique: dict[str, list[Text]] = {}
     for name, texts in found.items():  # a text shared by two catalogs is translated once
@@ -153,13 +168,15 @@ def update(language: str) -> list[Path]:
     wanted = catalogs()
     folder = i18n.catalog_dir(language)
     folder.mkdir(parents=True, exist_ok=True)
+    # Every translation so far, whichever catalog held it: a text that moves to another
+    # catalog keeps its translation.
+    old = {m.id: m for path in sorted(folder.glob("*.po")) for m in read(path) if m.id}
     for stale in sorted(folder.glob("*.po")):
         if stale.stem not in wanted:
             stale.unlink()
             changed.append(stale)
     for name, texts in wanted.items():
         path = catalog_path(language, name)
-        old = {m.id: m for m in read(path) if m.id} if path.exists() else {}
         catalog = Catalog(locale=language.replace("-", "_"), project="attention-katas",
                           domain=name, fuzzy=False)
         for text in texts:

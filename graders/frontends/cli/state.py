@@ -1,0 +1,116 @@
+"""The learner's state: .kata/state.json (hints revealed, attempts, cached results, time,
+mock interviews), read and written so that two ``kata`` commands at once lose nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from graders.core.i18n import _
+from graders.frontends.cli.common import STATE_DIR, STATUS_RANK
+
+def fresh_state() -> dict:
+    return {
+        "version": 1,
+        "hints": {},  # kata name -> hint levels revealed (0-3)
+        "attempts": [],  # one per graded version of a kata's file, oldest first
+        "cache": {},  # kata name -> {"key": content key, "result": KataResult.to_dict()}
+        "revealed": {},  # kata name -> {"at": ISO time, "t": epoch} of the first reveal
+        "time": {},  # kata name -> {"last": epoch, "total_s": ..., "since_attempt_s": ...}
+        "mock": None,  # the running mock: {"kata", "started", "deadline", "minutes"}
+        "mocks": [],  # finished mocks, oldest first
+    }
+
+
+_SECTION_TYPES = {"hints": dict, "attempts": list, "cache": dict, "revealed": dict,
+                  "time": dict, "mock": (dict, type(None)), "mocks": list}
+
+
+def _well_formed(raw: Any) -> dict | None:
+    """The state in ``raw`` with malformed entries dropped, or None when it is not a state."""
+    if not isinstance(raw, dict):
+        return None
+    state = fresh_state()
+    for section, kinds in _SECTION_TYPES.items():
+        if section in raw:
+            if not isinstance(raw[section], kinds):
+                return None
+            state[section] = raw[section]
+    state["hints"] = {k: v for k, v in state["hints"].items() if isinstance(v, int)}
+    state["attempts"] = [a for a in state["attempts"] if isinstance(a, dict)
+                         and isinstance(a.get("kata"), str) and a.get("status") in STATUS_RANK]
+    state["mocks"] = [m for m in state["mocks"] if isinstance(m, dict) and isinstance(m.get("kata"), str)]
+    state["time"] = {k: v for k, v in state["time"].items() if isinstance(v, dict)}
+    mock = state["mock"]
+    if mock is not None and not (isinstance(mock.get("kata"), str)
+                                 and all(isinstance(mock.get(k), (int, float))
+                                         for k in ("started", "deadline", "minutes"))):
+        state["mock"] = None
+    return state
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` in one step: readers see the old file or the new one,
+    never half of one (a temporary file in the same folder, then os.replace)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                         delete=False)
+    try:
+        with handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+
+
+class StateStore:
+    """The learner's state file. Every change re-reads the file first, so two ``kata``
+    commands running at once (a watch and a hint, say) do not undo each other's writes."""
+
+    def __init__(self, folder: Path, warn: Callable[[str], None]):
+        self.folder = folder
+        self.path = folder / "state.json"
+        self.warn = warn
+
+    def read(self) -> dict:
+        """The state; a fresh one when the file is missing, or unreadable (set aside, with a
+        one-line warning: a broken state file must never stop the learner)."""
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return fresh_state()
+        except (OSError, ValueError) as exc:
+            self._set_aside(_("unreadable ({error})", error=type(exc).__name__))
+            return fresh_state()
+        state = _well_formed(raw)
+        if state is None:
+            self._set_aside(_("not a kata state file"))
+            return fresh_state()
+        return state
+
+    def update(self, change: Callable[[dict], Any]) -> Any:
+        """Apply ``change`` to the current state, save it, and return what ``change`` returned."""
+        state = self.read()
+        outcome = change(state)
+        write_atomically(self.path, json.dumps(state, indent=1).encode("utf-8"))
+        return outcome
+
+    def _set_aside(self, reason: str) -> None:
+        kept = self.path.with_name("state.json.corrupt")
+        try:
+            os.replace(self.path, kept)
+        except OSError:
+            kept = None
+        state_file = f"{STATE_DIR}/state.json"
+        if kept:
+            self.warn(_("warning: {file} was {reason} (kept as {kept}); starting a fresh one",
+                        file=state_file, reason=reason, kept=kept.name))
+        else:
+            self.warn(_("warning: {file} was {reason}; starting a fresh one", file=state_file,
+                        reason=reason))
