@@ -510,15 +510,18 @@ def test_backward_never_builds_the_score_matrix(impl):
         numel, shape, op = recorder.largest or (0, (), "")
         if numel > limit:
             b_h = q[..., 0, 0].numel()
+            whole = is_score_sized(shape, numel, q, k)
+            what = [_("that is an (n, m) = ({n}, {m}) matrix per (batch, head): all the scores, "
+                      "probabilities or mask at once", n=n, m=m)] if whole else []
             raise verdict(_("the size of every tensor attention_backward creates"), on, [
                 _("your code created a tensor of shape {shape} ({count} elements), made by "
-                  "{op}", shape=shape, count=f"{numel:,}", op=op),
+                  "{op}", shape=shape, count=f"{numel:,}", op=op), *what,
                 _("the limit is max(n, m) * max(block_size, d) = {limit} elements per (batch, "
                   "head), {total} in all: one tile of the scores at a time",
                   limit=f"{limit // b_h:,}", total=f"{limit:,}"),
                 _("recompute each tile's P from lse: exp(q_i k_jᵀ * scale - lse_i), its causal "
                   "mask from the tile's own indices"),
-            ], "full-score-matrix" if is_score_sized(shape, numel, q, k) else None)
+            ], "full-score-matrix" if whole else None)
 
 
 @pytest.mark.core
