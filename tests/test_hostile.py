@@ -57,7 +57,9 @@ TARGETS = {
     "12_rope": Target(None, "apply_rope"),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
+    "16_sampling": Target(None, "apply_temperature"),
     "17_beam_search": Target(None, "beam_search", returns_hypotheses=True),
+    "18_sliding_window": Target(None, "sliding_window_attention"),
     "19_attention_backward": Target(None, "attention_forward"),
 }
 
@@ -159,6 +161,8 @@ NOT_APPLICABLE = {
     ("05_positional_encoding", "forbidden-builtin"): "the kata forbids nothing",
     ("07_flops", "forbidden-builtin"): "the kata forbids nothing",
     ("12_rope", "forbidden-builtin"): "the kata forbids nothing",
+    ("16_sampling", "forbidden-builtin"): "the kata forbids nothing",
+    ("16_sampling", "detaches-output"): "gradients are not graded",
     ("17_beam_search", "forbidden-builtin"): "the kata forbids nothing",
     ("17_beam_search", "returns-list"): "it returns a list of Python values already",
     ("17_beam_search", "modifies-input"): "its inputs are a function and ints",

@@ -1,15 +1,20 @@
-"""The tiled memory rule, checked by behaviour (katas 14 and 19).
+"""Memory, judged by behaviour: what a call allocates and what an object keeps alive.
 
-While a learner's function runs, :class:`CreatedTensors` (a ``TorchDispatchMode``) records
-the largest tensor any operation creates: factory functions, arithmetic, matmuls, copies.
-Views (slices, transposes, expands) are left out: they share their input's memory and
-allocate nothing. A tiled kernel never holds more than ``max(n, m) * max(block_size, d)``
-elements per (batch, head) (:func:`memory_limit`), so an ``(n, m)`` score matrix, mask or
-probability matrix can never exist, while copies of q, k, v and per-tile matmuls stay
-within it.
+:class:`CreatedTensors` records, while active, the largest tensor any operation creates
+(views, which share their input's memory, aside): the graders of katas 14 and 18 hold a
+learner's call under it (kata 19 too) to check that no (n, m) score matrix or mask is
+ever built, within :func:`memory_limit`.
+:func:`kept_storages` walks an object's attributes (through lists, tuples, dicts, deques
+and plain objects) and lists every tensor storage it keeps alive, each storage once: the
+bound on a cache's memory (kata 18).
 """
 
 from __future__ import annotations
+
+import types
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
 
 from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -19,8 +24,9 @@ from graders.core import torch_shortcuts
 
 
 class CreatedTensors(TorchDispatchMode):
-    """While active, records the largest tensor any operation creates, as ``largest`` =
-    (numel, shape, the operation's name), None when nothing was created."""
+    """While active, records the largest tensor any operation creates: factory functions,
+    arithmetic, matmuls, copies. Views (slices, transposes, expands) are left out: they
+    share their input's memory and allocate nothing."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -39,8 +45,8 @@ torch_shortcuts.skip_dynamo_import(CreatedTensors)
 
 
 def memory_limit(q: Tensor, k: Tensor, block_size: int) -> int:
-    """The contract's bound for q (..., n, d), k (..., m, d): max(n, m) * max(block_size, d)
-    elements per (batch, head), times the number of (batch, head) pairs."""
+    """The tiled kernels' bound for q (..., n, d), k (..., m, d): max(n, m) * max(block_size,
+    d) elements per (batch, head), times the number of (batch, head) pairs."""
     per_head = max(q.size(-2), k.size(-2)) * max(block_size, q.size(-1))
     return q[..., 0, 0].numel() * per_head
 
@@ -51,3 +57,51 @@ def is_score_sized(shape: tuple[int, ...], numel: int, q: Tensor, k: Tensor) -> 
     block's partial output kept) breaks the rule without being one."""
     n, m = q.size(-2), k.size(-2)
     return tuple(shape[-2:]) in ((n, m), (m, n)) or numel >= q[..., 0, 0].numel() * n * m
+
+
+# What a walk does not enter: code, classes and modules hold no state of the object.
+NOT_WALKED = (str, bytes, type, types.ModuleType, types.FunctionType, types.MethodType,
+              types.BuiltinFunctionType)
+
+
+@dataclass(frozen=True)
+class KeptStorage:
+    path: str  # how the object reaches it, e.g. "self.keys[0]"
+    shape: tuple[int, ...]  # the shape of the (first) tensor seen on this storage
+    elements: int  # the storage's size in elements of that tensor's dtype
+    floating: bool  # whether that tensor holds floating-point (or complex) numbers
+
+
+def kept_storages(obj: Any, name: str = "self", max_depth: int = 6) -> list[KeptStorage]:
+    """Every tensor storage reachable from ``obj``'s attributes, each counted once."""
+    seen_objects: set[int] = set()
+    storages: dict[tuple[str, int], KeptStorage] = {}
+
+    def visit(value: Any, path: str, depth: int) -> None:
+        if isinstance(value, Tensor):
+            storage = value.untyped_storage()
+            key = (str(value.device), storage.data_ptr())
+            if storage.nbytes() and key not in storages:
+                storages[key] = KeptStorage(path, tuple(value.shape),
+                                            storage.nbytes() // value.element_size(),
+                                            value.is_floating_point() or value.is_complex())
+            return
+        if depth > max_depth or id(value) in seen_objects or isinstance(value, NOT_WALKED):
+            return
+        seen_objects.add(id(value))
+        if isinstance(value, dict):
+            for key, item in value.items():
+                visit(item, f"{path}[{key!r}]", depth + 1)
+        elif isinstance(value, (list, tuple, deque)):
+            for i, item in enumerate(value):
+                visit(item, f"{path}[{i}]", depth + 1)
+        else:
+            attributes = dict(getattr(value, "__dict__", None) or {})
+            for slot in getattr(type(value), "__slots__", ()):
+                if hasattr(value, slot):
+                    attributes[slot] = getattr(value, slot)
+            for key, item in attributes.items():
+                visit(item, f"{path}.{key}", depth + 1)
+
+    visit(obj, name, 0)
+    return list(storages.values())

@@ -40,7 +40,9 @@ KATA_MODULES = (
     "rope",                 # 12
     "gqa",                  # 13
     "flash_attention",      # 14
+    "sampling",             # 16
     "beam_search",          # 17
+    "sliding_window",       # 18
     "attention_backward",   # 19
 )
 
