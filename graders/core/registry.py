@@ -44,6 +44,7 @@ KATA_MODULES = (
     "sampling",             # 16
     "beam_search",          # 17
     "sliding_window",       # 18
+    "attention_backward",   # 19
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
