@@ -176,6 +176,14 @@ SHARED = (
             "neither Post-LN nor Pre-LN, and the residual stream itself is never normalised.",
             "Post-LN normalises the sum, x = norm(x + f(x)); Pre-LN normalises the sublayer's "
             "input, x = x + f(norm(x))."),
+    # --- log-sum-exp (14, 19) ---
+    Mistake("lse-wrong",
+            "The log-sum-exp is off: it is the natural log of sum_j exp(s_ij) over each "
+            "query's scaled scores (the keys it sees); computed block by block, m + log(l) "
+            "with the final running maximum m and sum l.",
+            "lse = torch.logsumexp(scores, dim=-1) over the scaled, masked scores (block by "
+            "block: m + torch.log(l) after the last block; not log(l) alone, nor m alone, "
+            "nor in base 2)."),
     # --- memory rules (14, 18) ---
     Mistake("full-score-matrix",
             "A tensor the size of the whole (n, m) score matrix (all the scores, or an (n, m) "

@@ -68,11 +68,6 @@ MISTAKES = (
             "sum over all keys.",
             "Accumulate unnormalised exp(scores - m) @ v and the running sum l; divide by l "
             "once, after the last block."),
-    Mistake("lse-wrong",
-            "The returned log-sum-exp is off: it is the natural log of sum_j exp(s_ij) over "
-            "the scaled scores, i.e. m + log(l) with the final running maximum m and sum l.",
-            "lse = m + torch.log(l) after the last block (not log(l) alone, nor m alone, nor "
-            "in base 2)."),
     Mistake("causal-block-off-by-one",
             "The causal mask inside a key block is misplaced (off by one, or by the block's "
             "start): query i must see keys 0..i, the diagonal included, and no later key.",
