@@ -43,6 +43,9 @@ class App:
     rng: random.Random = field(default_factory=random.Random)
     file_changes: Callable[[Path], Iterable] = watch_file
     interactive: bool = False  # stdin is a terminal: watch may ask questions
+    # How a file is graded: (kata, path) -> KataResult. None: in this process
+    # (graders.core.session.grade); `kata serve` grades in a subprocess with a time limit.
+    grader: Callable[[Kata, Path], KataResult] | None = None
 
     def __post_init__(self) -> None:
         self.store = StateStore(self.root / STATE_DIR, self.warn)
@@ -232,6 +235,8 @@ class App:
         cached = self.cached_result(self.store.read(), kata, language) if use_cache else None
         if cached is not None:
             result = cached
+        elif self.grader is not None:
+            result = self.grader(kata, path)
         else:
             from graders.core import session  # imports pytest; torch follows on the first grade
 
