@@ -353,6 +353,7 @@ def serve(root: Path, *, port: int, open_browser: bool, announce: Callable[[str]
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((security.LOOPBACK, port))  # loopback only: nobody else on the network
+    listener.listen(128)  # connections wait for uvicorn from here on: the address works once printed
     port = listener.getsockname()[1]
     url = f"http://{security.LOOPBACK}:{port}/?token={token}"
     app = create_app(root, token, port=port)
