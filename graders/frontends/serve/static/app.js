@@ -156,10 +156,10 @@ function offerDisk(disk, message) {
 
 async function check() {
   $("btn-check").disabled = true;
-  output(esc(T.checking), "");
+  $("output").innerHTML = `<div class="card" id="grading">${esc(T.checking)}</div>`;
   try {
     const data = await api(`/api/kata/${current.id}/check`, {text: KataEditor.getText(view), base: current.sha});
-    $("output").firstChild.remove();
+    $("output").innerHTML = "";
     if (!afterSave(data)) return;
     $("output").innerHTML = renderVerdict(data.verdict);
   } finally { $("btn-check").disabled = false; }
