@@ -150,6 +150,20 @@ def test_an_endless_loop_gives_a_verdict_in_bounded_time_and_the_page_still_work
     expect(page.locator(".card.hint").first).to_contain_text("hint 2/3")
 
 
+def test_a_transposed_causal_mask_is_drawn_as_two_heatmaps(page, shots):
+    masks = registry.get("04")
+    transposed = next(m for m in mutants(masks) if m.id == "causal_mask_transposed").source(masks)
+    page.evaluate("location.hash = '#kata/04'")
+    expect(page.locator("#kata-name")).to_have_text("04_masks")
+    type_file(page, transposed)
+    check(page)
+    card = page.locator(".check", has=page.locator(".slug", has_text="[causal-mask-transposed]"))
+    expect(card.locator(".heatmap")).to_have_count(2)
+    expect(card.locator(".heatmap").nth(1).locator("td.inf")).to_have_count(10)
+    card.locator(".heatmaps").scroll_into_view_if_needed()
+    page.locator("#work").screenshot(path=shots / "serve-heatmap.png")
+
+
 def test_a_mock_shows_its_countdown_and_refuses_a_hint(page, room, shots):
     page.goto(room[1])
     page.locator("[data-mock='02']").click()

@@ -28,12 +28,17 @@ def verdict(result: KataResult, *, hidden: bool = False) -> dict:
         result = interview.without_mistakes(result)
     checks = []
     for check in result.checks:
-        entry = {"name": check.name, "label": check.label, "tier": check.tier,
+        entry = {"name": check.name, "label": check.label, "tier": check.tier, "tier_text": shown(check.tier),
                  "outcome": check.outcome, "outcome_text": shown(check.outcome),
-                 "verdict": check.verdict, "slug": check.slug}
+                 "verdict": check.verdict, "slug": check.slug, "pictures": check.pictures}
         if check.slug and check.slug in MISTAKES and not hidden:
             entry["explanation"] = translate(MISTAKES[check.slug].explanation)
             entry["hint"] = translate(MISTAKES[check.slug].hint)
+            # shown apart above, so the verdict keeps what was checked, on which input, and
+            # expected vs got
+            from graders.core import interview
+
+            entry["verdict"] = interview.hidden_verdict(check.verdict, check.slug)
         checks.append(entry)
     return {"kata": result.kata, "status": result.status, "status_text": shown(result.status),
             "passed": result.passed, "core_passed": result.core_passed, "error": result.error,
@@ -59,5 +64,6 @@ def page_texts() -> dict[str, str]:
         "confirm_solution": _("Show the reference solution? Your report will say you saw it."),
         "mark": _("Mark my answers"), "passed": _("passed"), "failed": _("failed"),
         "explanation": _("mistake"), "mistake_hint": _("hint"), "skipped": _("skipped"),
+        "expected": _("expected"), "yours": _("yours"),
         "no_token": _("Open the address kata serve printed: it carries the token."),
     }

@@ -121,14 +121,31 @@ function renderVerdict(v) {
   let rows = "";
   for (const c of v.checks) {
     const cls = c.outcome === "passed" ? "passed" : (c.outcome === "skipped" ? "" : "failed");
-    rows += `<div class="card ${cls} check" data-outcome="${esc(c.outcome)}"><strong>${esc(c.label)}</strong> (${esc(c.tier)}): ${esc(c.outcome_text)}`;
+    rows += `<div class="card ${cls} check" data-outcome="${esc(c.outcome)}"><strong>${esc(c.label)}</strong> (${esc(c.tier_text)}): ${esc(c.outcome_text)}`;
     if (c.slug) rows += ` <span class="slug">[${esc(c.slug)}]</span>`;
     if (c.explanation) rows += `<p>${esc(T.explanation)}: ${esc(c.explanation)}</p>`;
     if (c.hint) rows += `<p>${esc(T.mistake_hint)}: ${esc(c.hint)}</p>`;
     if (c.verdict && c.outcome !== "passed") rows += `<pre>${esc(c.verdict)}</pre>`;
+    if (c.pictures && c.outcome !== "passed") rows += heatmaps(c.pictures);
     rows += "</div>";
   }
   return `<div id="verdict">${html}${rows}</div>`;
+}
+
+// A failing matrix check's expected and actual matrices side by side, one colour scale
+// for both: -inf dark, the smallest finite value light, the largest deep blue.
+function heatmaps(p) {
+  const finite = [...p.expected.flat(), ...p.got.flat()].filter((v) => typeof v === "number");
+  const low = Math.min(...finite, 0), high = Math.max(...finite, 0);
+  const cell = (v) => {
+    if (typeof v === "string") return `<td class="inf" title="${esc(v)}">${v === "-inf" ? "−∞" : esc(v)}</td>`;
+    const t = high > low ? (v - low) / (high - low) : 0;
+    const light = Math.round(97 - 55 * t);
+    return `<td style="background:hsl(215,70%,${light}%)" title="${v.toPrecision(4)}"></td>`;
+  };
+  const grid = (title, m) => `<figure><figcaption>${esc(title)}${p.at.length ? " [" + p.at.join(", ") + "]" : ""}</figcaption>` +
+    `<table class="heatmap">${m.map((row) => "<tr>" + row.map(cell).join("") + "</tr>").join("")}</table></figure>`;
+  return `<div class="heatmaps">${grid(T.expected, p.expected)}${grid(T.yours, p.got)}</div>`;
 }
 
 async function save(force) {
