@@ -77,6 +77,8 @@ def page(room):
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         page = context.new_page()
         page.on("dialog", lambda dialog: dialog.accept())
+        page.on("console", lambda message: print("console:", message.type, message.text))
+        page.on("pageerror", lambda error: print("page error:", error))
         page.goto(room[1] + "#kata/01")
         page.locator(".cm-content").wait_for()
         yield page
@@ -104,7 +106,7 @@ def test_without_the_scale_check_names_missing_scale(page, room, shots):
     check(page)
     expect(page.locator("#verdict .slug").first).to_have_text("[missing-scale]")
     expect(page.locator("#scoreboard")).to_contain_text("core:")
-    page.screenshot(path=shots / "serve-missing-scale.png")
+    page.screenshot(path=shots / "serve-room.png")
     root = room[0]
     assert (root / "katas" / ATTENTION.name / ATTENTION.file).read_text() == editor_text(page)
 
@@ -116,10 +118,23 @@ def test_fixed_every_core_check_passes_and_the_file_is_what_the_editor_saved(pag
     page.keyboard.type(" / math.sqrt(query.size(-1))")
     check(page)
     expect(page.locator("#scoreboard")).to_contain_text("core: 5/5 passed")
+    page.wait_for_timeout(2500)  # a disk poll (every 2 s) sees the room's own save: no conflict
+    expect(page.locator("#conflict")).to_be_hidden()
     saved = (room[0] / "katas" / ATTENTION.name / ATTENTION.file).read_text()
     assert saved == editor_text(page) == ATTENTION.solution_path.read_text() or \
         saved == editor_text(page)
     assert "/ math.sqrt(query.size(-1))" in saved
+
+
+def test_a_change_on_disk_is_offered_and_not_overwritten(page, room):
+    path = room[0] / "katas" / ATTENTION.name / ATTENTION.file
+    mine = editor_text(page)
+    path.write_text(mine + "# added in another editor\n")
+    expect(page.locator("#conflict")).to_be_visible(timeout=10_000)
+    assert path.read_text().endswith("# added in another editor\n") and editor_text(page) == mine
+    page.locator("#conflict-load").click()
+    assert editor_text(page) == path.read_text()
+    expect(page.locator("#conflict")).to_be_hidden()
 
 
 def test_a_hint_is_revealed(page):
@@ -134,7 +149,7 @@ def test_in_chinese_the_verdict_is_chinese(page, shots):
     check(page)
     expect(page.locator("#verdict .slug").first).to_have_text("[missing-scale]")
     expect(page.locator("#scoreboard")).to_contain_text("核心")
-    page.screenshot(path=shots / "serve-zh-CN.png")
+    page.screenshot(path=shots / "serve-room-zh-CN.png")
     page.select_option("#lang", "en")
     expect(page.locator("#btn-check")).to_have_text("Check")
 

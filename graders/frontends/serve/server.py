@@ -190,7 +190,10 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             groups.append({"title": title, "katas": rows})
         upcoming = next((k.id for k in registry.KATAS if statuses[k.name] != "all passed"), None)
         return {"tracks": groups, "progress": progress_line(statuses), "next": upcoming,
-                "mock": mock_view(app, room.clock()), "texts": verdicts.page_texts()}
+                "mock": mock_view(app, room.clock())}
+
+    def texts(app: App, _kata, _body, _request) -> dict:
+        return {"texts": verdicts.page_texts(), "mock": mock_view(app, room.clock())}
 
     def kata_page(app: App, kata: Kata, _body, _request) -> dict:
         state = app.store.read()
@@ -319,6 +322,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
     routes = [
         Route("/", page),
         api("/api/home", home),
+        api("/api/texts", texts),
         api("/api/kata/{key}", kata_page),
         api("/api/kata/{key}/file", file_now),
         api("/api/kata/{key}/save", save, ("POST",)),

@@ -11,15 +11,20 @@ let mockClockOffset = 0;
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 
+let writes = 0;        // counts requests that write the file: a disk poll overlapping one is stale
+
 async function api(path, body) {
   const url = path + (path.includes("?") ? "&" : "?") + "lang=" + encodeURIComponent(lang);
   const options = {headers: {"X-Kata-Token": token}};
   if (body !== undefined) {
+    writes++;
     options.method = "POST";
     options.headers["Content-Type"] = "application/json";
     options.body = JSON.stringify(body);
   }
-  const response = await fetch(url, options);
+  if (body !== undefined) inFlight++;
+  let response;
+  try { response = await fetch(url, options); } finally { if (body !== undefined) inFlight--; }
   let data;
   try { data = await response.json(); } catch (e) { data = {error: await response.text()}; }
   data._status = response.status;
@@ -54,16 +59,16 @@ function labels() {
   document.documentElement.lang = lang;
 }
 
-async function loadHome() {
-  const data = await api("/api/home");
+async function loadTexts() {
+  const data = await api("/api/texts");
   if (data._status !== 200) { document.body.textContent = data.error; return false; }
   T = data.texts; labels(); setMock(data.mock);
   return data;
 }
 
 async function renderHome() {
-  const data = await loadHome();
-  if (!data) return;
+  if (!await loadTexts()) return;
+  const data = await api("/api/home");  // grades the katas changed since last graded, as kata list does
   let html = `<p class="scoreboard">${esc(data.progress)}</p>`;
   html += `<p><button id="mock-random">${esc(T.start_mock)}: ${esc(T.random)}</button></p>`;
   for (const track of data.tracks) {
@@ -91,7 +96,7 @@ async function startMock(body) {
 }
 
 async function renderKata(id) {
-  if (!T.check) await loadHome();
+  if (!T.check) await loadTexts();
   const data = await api("/api/kata/" + id);
   if (data._status !== 200) { $("kata").textContent = data.error; show("kata"); return; }
   setMock(data.mock);
@@ -233,15 +238,18 @@ async function endMock(action) {
   show("kata"); $("output").innerHTML = html;
 }
 
+let inFlight = 0;      // POST requests not answered yet
 async function pollDisk() {
-  if (!current || $("kata").hidden || !$("conflict").hidden) return;
-  const data = await api(`/api/kata/${current.id}/file`);
+  if (!current || $("kata").hidden || !$("conflict").hidden || inFlight) return;
+  const before = writes, kata = current.id;
+  const data = await api(`/api/kata/${kata}/file`);
+  if (writes !== before || inFlight || !current || current.id !== kata) return;  // stale
   if (data._status === 200 && data.sha !== current.sha) offerDisk(data, T.disk_changed);
 }
 setInterval(pollDisk, 2000);
 
 async function renderReport() {
-  await loadHome();
+  await loadTexts();
   const data = await api("/api/report");
   $("report").innerHTML = data.html || esc(data.error);
   show("report");
@@ -257,7 +265,7 @@ function route() {
 $("lang").value = lang;
 $("lang").onchange = async () => {
   lang = $("lang").value; localStorage.setItem("kata-lang", lang);
-  await loadHome();
+  await loadTexts();
   if (current && !$("kata").hidden) {
     const data = await api("/api/kata/" + current.id);
     $("problem").innerHTML = data.readme;
