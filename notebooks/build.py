@@ -19,7 +19,8 @@ A notebook is, in order:
        ``# kata: exercise`` -> a markdown cell pointing to the problem, the skeleton file's
                               source as a plain code cell, and the grading cell
                               ``result = check("NN_name", <the skeleton's public names>)``;
-       ``# kata: quiz``     -> the questions of graders/frontends/quiz.py and the ``answers`` cell.
+       ``# kata: quiz``     -> the kata's questions (``QUESTIONS`` in graders/<module>/meta.py)
+                              and the ``answers`` cell.
 The skeleton is read from its pristine copy in graders/skeletons/, so a learner's edits to
 katas/NN_name/<file> never change a build. The output is deterministic (cell ids are the
 kata's name and the cell's index) and carries no outputs or execution counts.

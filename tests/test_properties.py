@@ -13,7 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graders import attention, flops, masks, mha
+from graders.attention import checks as attention
+from graders.flops import checks as flops
+from graders.masks import checks as masks
+from graders.mha import checks as mha
 from graders.core import loader, registry
 from graders.core.inputs import bool_mask, randn
 from graders.core.implementation import Implementation

@@ -14,7 +14,7 @@ import torch
 from graders.core import registry
 from graders.core.compare import expect_close
 from graders.core.report import GradingFailure
-from graders.flops import expect_int
+from graders.core.integers import expect_int
 from tests.grading_session import run_session
 
 ATTENTION = registry.get("01_attention")
@@ -119,7 +119,7 @@ def test_decoder_layer_without_dropout3_fails(tmp_path):
 def test_rope_preview_starts_at_the_first_difference():
     """Kata 12 compares by angle (its own tolerance), and its previews too start where the
     rotated values first differ, not at index 0 (learner trial, message 4)."""
-    from graders.rope import expect_rotated
+    from graders.rope.checks import expect_rotated
 
     expected = torch.arange(16, dtype=torch.float64).reshape(1, 1, 2, 8) / 10
     got = expected.clone().float()

@@ -17,7 +17,7 @@ The catalogs (see :mod:`graders.core.i18n` for the lookup):
 - ``kata_NN_name``: one kata's title, hint ladder, quiz (questions, choices, reasoning),
   lesson prose (each markdown cell of ``notebooks/lessons/NN_name.py``, and the print
   labels, plot titles and comments of its code cells: graders.frontends.lesson_code) and the
-  literal messages of its own grader (``graders/<module>.py``: check titles, what each check
+  literal messages of its own package (``graders/<module>/``: check titles, what each check
   compares, on which input), so that a kata's texts live with the kata.
 
 ``update`` keeps every translation whose English text is unchanged, adds the new English
@@ -105,9 +105,10 @@ def lesson_code_texts(kata: Kata) -> list[Text]:
             for piece in lesson_code.pieces(cell)]
 
 
-def grader_path(kata: Kata) -> str:
-    """``graders/attention.py``: the grader module of ``kata``, as ``Text.where`` names it."""
-    return kata.grader_module.replace(".", "/") + ".py"
+def kata_folder(kata: Kata) -> str:
+    """``graders/attention/``: the package of ``kata``'s grader and meta, as ``Text.where``
+    names the files in it."""
+    return f"graders/{kata.module}/"
 
 
 def kata_texts(kata: Kata) -> list[Text]:
@@ -127,11 +128,11 @@ def kata_texts(kata: Kata) -> list[Text]:
 
 def catalogs() -> dict[str, list[Text]]:
     """Catalog name -> its English texts, each once, in the order a learner meets them."""
-    by_grader = {grader_path(kata): kata_catalog(kata) for kata in KATAS}
+    by_folder = {kata_folder(kata): kata_catalog(kata) for kata in KATAS}
     grader_messages: dict[str, list[Text]] = collections.defaultdict(list)
     core_messages = []
-    for text in source_messages():  # a kata's own grader feeds that kata's catalog
-        owner = by_grader.get(text.where.rsplit(":", 1)[0])
+    for text in source_messages():  # a kata's own package feeds that kata's catalog
+        owner = by_folder.get(text.where.rsplit("/", 1)[0] + "/")
         (grader_messages[owner] if owner else core_messages).append(text)
     found = {MESSAGES: core_messages, MISTAKES_CATALOG: mistake_texts()}
     found |= {kata_catalog(kata): kata_texts(kata) + grader_messages[kata_catalog(kata)]

@@ -1,3 +1,3 @@
 """Grades attention.py. Run: pytest katas/01_attention  (--impl PATH grades another file)."""
 
-from graders.attention import *  # noqa: F401,F403  (the grading checks)
+from graders.attention.checks import *  # noqa: F401,F403  (the grading checks)

@@ -1,3 +1,3 @@
 """Grades masks.py. Run: pytest katas/04_masks  (--impl PATH grades another file)."""
 
-from graders.masks import *  # noqa: F401,F403  (the grading checks)
+from graders.masks.checks import *  # noqa: F401,F403  (the grading checks)

@@ -1,3 +1,3 @@
 """Grades transformer.py. Run: pytest katas/09_transformer  (--impl PATH: another file)."""
 
-from graders.transformer import *  # noqa: F401,F403  (the grading checks)
+from graders.transformer.checks import *  # noqa: F401,F403  (the grading checks)

@@ -44,7 +44,7 @@ from graders.core.inputs import drawn_cases, grads_of, randn, randomize_, weight
 from graders.core.mistakes import Suspect
 from graders.core.reference import attend
 from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
-from graders.mha import weights_behind_output
+from graders.core.projections import weights_behind_output
 
 __all__ = [
     "test_patch_embed_matches_conv",

@@ -62,18 +62,9 @@ from graders.core.report import (
     title,
     verdict,
 )
-from graders.encoder_layer import (
-    ACTIVATIONS,
-    LayerArgs as EncoderLayerArgs,
-    causal,
-    differs_on_rerun,
-    expect_module,
-    learner_grads,
-    matched_params,
-    merged_mask,
-    quiet_mask_types,
-    silu_like,
-)
+from graders.core.layers import (ACTIVATIONS, LayerArgs as EncoderLayerArgs, causal,
+                                 differs_on_rerun, expect_module, learner_grads, matched_params,
+                                 merged_mask, quiet_mask_types, silu_like)
 
 __all__ = [
     "test_layer_post_ln_matches_pytorch",

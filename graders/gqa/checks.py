@@ -45,7 +45,7 @@ from graders.core.inputs import (
 from graders.core.mistakes import Suspect
 from graders.core.reference import NEG_INF
 from graders.core.report import describe_inputs, describe_value, verdict, title
-from graders.flops import expect_int, int_suspects
+from graders.core.integers import expect_int, int_suspects
 
 __all__ = [
     "test_gqa_parameters",

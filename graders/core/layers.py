@@ -1,0 +1,133 @@
+"""What the graders of the layer katas share (06 encoder_layer, 08 decoder_layer,
+09 transformer): an encoder layer's constructor arguments, activations, masks merged into
+one additive mask, the learner's module and gradients, and the dropout-in-eval suspect."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from graders.core.i18n import _
+from graders.core.reference import additive_mask
+from graders.core.compare import tolerance
+from graders.core.inputs import grads_of, weighted_sum
+from graders.core.mistakes import Suspect
+from graders.core.report import describe_value, verdict
+
+
+def silu_like(x: Tensor) -> Tensor:
+    """A callable activation that is neither relu nor gelu (and negative for x < 0)."""
+    return x * torch.sigmoid(1.5 * x)
+
+
+# Activations as the learner's constructor gets them; a callable is passed to both modules.
+ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
+
+
+def activation_name(activation: str | Callable) -> str:
+    """``'relu'`` for a name, ``<callable silu>`` for a function."""
+    if isinstance(activation, str):
+        return repr(activation)
+    return f"<callable {getattr(activation, '__name__', type(activation).__name__)}>"
+
+
+@dataclass(frozen=True)
+class LayerArgs:
+    """The constructor arguments of one encoder layer (PyTorch's and the learner's)."""
+
+    d_model: int = 8
+    nhead: int = 2
+    dim_feedforward: int = 12
+    dropout: float = 0.1
+    activation: str | Callable[[Tensor], Tensor] = "relu"
+    layer_norm_eps: float = 1e-5
+    batch_first: bool = False
+    norm_first: bool = False
+
+    def kwargs(self) -> dict[str, Any]:
+        return dict(dim_feedforward=self.dim_feedforward, dropout=self.dropout,
+                    activation=self.activation, layer_norm_eps=self.layer_norm_eps,
+                    batch_first=self.batch_first, norm_first=self.norm_first)
+
+    def call_text(self) -> str:
+        """How the learner's layer was built, e.g. ``TransformerEncoderLayer(8, 2, ...)``."""
+        eps = "" if self.layer_norm_eps == 1e-5 else f", layer_norm_eps={self.layer_norm_eps}"
+        return (f"TransformerEncoderLayer({self.d_model}, {self.nhead}, dim_feedforward="
+                f"{self.dim_feedforward}, dropout={self.dropout}, activation="
+                f"{activation_name(self.activation)}{eps}, batch_first={self.batch_first}, "
+                f"norm_first={self.norm_first})")
+
+    def flags(self) -> str:
+        """The flags that matter for a verdict header."""
+        order = "Pre-LN (norm_first=True)" if self.norm_first else "Post-LN (norm_first=False)"
+        eps = "" if self.layer_norm_eps == 1e-5 else f", layer_norm_eps={self.layer_norm_eps}"
+        return (f"{order}, nhead={self.nhead}, dim_feedforward={self.dim_feedforward}, "
+                f"activation={activation_name(self.activation)}, "
+                f"batch_first={self.batch_first}{eps}")
+
+
+@contextlib.contextmanager
+def quiet_mask_types() -> Iterator[None]:
+    """A float src_mask with a bool padding mask is allowed by the contract; PyTorch warns
+    that mixing them is deprecated. Keep that warning out of the learner's report."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Support for mismatched")
+        yield
+
+
+def merged_mask(src_mask: Tensor | None, key_padding_mask: Tensor | None,
+                dtype: torch.dtype) -> Tensor | None:
+    """src_mask (n, n) and key_padding_mask (b, n) as one additive mask (b, 1, n, n),
+    broadcast over the heads; None when both are None."""
+    attn = additive_mask(src_mask, dtype)
+    padding = additive_mask(key_padding_mask, dtype)
+    if padding is not None:
+        padding = padding[:, None, None, :]
+    if attn is None or padding is None:
+        return attn if padding is None else padding
+    return attn + padding
+
+
+def causal(n: int, dtype=torch.float32, device: str | torch.device = "cpu") -> Tensor:
+    """Float (n, n): 0 on and below the diagonal, -inf above (PyTorch's causal mask)."""
+    return torch.full((n, n), float("-inf"), dtype=dtype, device=device).triu(1)
+
+
+def expect_module(value: Any, what: str) -> nn.Module:
+    if not isinstance(value, nn.Module):
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(value))])
+    return value
+
+
+def differs_on_rerun(rerun: Callable[[], Any]) -> Suspect:
+    """dropout-in-eval: in eval mode a second call on the same input gives another output."""
+
+    def matches(got: Tensor) -> bool:
+        again = rerun()
+        rtol, atol = tolerance(got.dtype)
+        return isinstance(again, Tensor) and again.shape == got.shape and not torch.allclose(
+            again.detach(), got.detach(), rtol=rtol, atol=atol, equal_nan=True)
+
+    return Suspect("dropout-in-eval", matches=matches)
+
+
+def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
+                  on: str) -> dict[str, Tensor | None]:
+    """Gradients of a fixed weighted sum of the learner's output."""
+    if not out.requires_grad:
+        raise verdict(check, on, [_("the output does not require grad: is part of the computation "
+                                    "detached, done under torch.no_grad(), or with .data?")])
+    return grads_of(weighted_sum([out], seed=seed), named, on=on)
+
+
+def matched_params(module: nn.Module, twin: nn.Module) -> dict[str, Tensor]:
+    """The learner's parameters under the twin's names (a missing one gets no gradient)."""
+    theirs = dict(module.named_parameters())
+    return {name: theirs[name] for name, _ in twin.named_parameters() if name in theirs}

@@ -1,0 +1,95 @@
+"""What a kata's quiz is made of: :class:`Question` (a prompt, its answer and the
+reasoning shown once answered), the kinds of answer, and the formulas and units several
+katas' questions compute their numbers with. Each kata's questions live in its
+``graders/<module>/meta.py`` (``QUESTIONS``), with the small functions only they use;
+graders.frontends.quiz asks and marks them. Light: no torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graders.core.i18n import _, translate
+
+INTEGER, NUMBER, CHOICE = "integer", "number", "choice"  # the kinds of answer
+CORRECT, WRONG, UNANSWERED = "correct", "wrong", "unanswered"
+
+
+@dataclass(frozen=True)
+class Question:
+    prompt: str  # markdown, one paragraph
+    answer: int | float | str  # an int (INTEGER), a float (NUMBER) or a letter (CHOICE)
+    kind: str  # INTEGER | NUMBER | CHOICE
+    reasoning: str  # revealed once the question has been answered
+    choices: tuple[str, ...] = ()  # CHOICE only: the options, lettered A, B, C, ... in order
+    rel_tolerance: float = 0.0  # NUMBER only: |given - answer| <= rel_tolerance * |answer|
+
+    def __post_init__(self):
+        if self.kind == CHOICE:
+            assert self.answer in letters(len(self.choices)), (self.prompt, self.answer)
+        if self.kind == NUMBER:
+            assert self.rel_tolerance > 0, self.prompt
+
+    @property
+    def answer_format(self) -> str:
+        """What the learner types, for the comment in the answers cell."""
+        if self.kind == INTEGER:
+            return _("a whole number")
+        if self.kind == NUMBER:
+            return _("a number (within {tolerance})", tolerance=f"{self.rel_tolerance:.0%}")
+        return _("a letter: {letters}",
+                 letters=", ".join(repr(letter) for letter in letters(len(self.choices))))
+
+    def markdown(self, number: int) -> str:
+        """The question as the notebook shows it: numbered, with its lettered options."""
+        lines = [f"**{number}.** {translate(self.prompt)}"]
+        lines += [f"   - **{letter}** {translate(choice)}"
+                  for letter, choice in zip(letters(len(self.choices)), self.choices)]
+        return "\n".join(lines)
+
+    def judge(self, given) -> str:
+        """CORRECT, WRONG or UNANSWERED (None, or an empty string)."""
+        if given is None or (isinstance(given, str) and not given.strip()):
+            return UNANSWERED
+        if self.kind == CHOICE:
+            return CORRECT if str(given).strip().upper() == self.answer else WRONG
+        number = _as_number(given)
+        if number is None:
+            return WRONG
+        if self.kind == INTEGER:
+            return CORRECT if number == self.answer else WRONG
+        return CORRECT if abs(number - self.answer) <= self.rel_tolerance * abs(self.answer) else WRONG
+
+
+def letters(count: int) -> tuple[str, ...]:
+    return tuple("ABCDEFGH"[:count])
+
+
+def _as_number(given) -> float | None:
+    """A learner's number: an int or float, or a string such as "1_050_624" or "6.28"."""
+    if isinstance(given, bool):
+        return None
+    if isinstance(given, (int, float)):
+        return given
+    try:
+        return float(str(given).replace(",", "").replace("_", "").strip())
+    except ValueError:
+        return None
+
+
+# --- formulas and units several katas' questions use (the self-tests check them against PyTorch) ---
+
+def mha_parameters(d_model: int, bias: bool = True) -> int:
+    """nn.MultiheadAttention(d_model, h): W_q, W_k, W_v, W_o (d x d each) and four biases."""
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+def encoder_layer_parameters(d_model: int, dim_feedforward: int) -> int:
+    """nn.TransformerEncoderLayer: attention, two linears with bias, two LayerNorms (w and b)."""
+    feed_forward = (d_model * dim_feedforward + dim_feedforward) + (dim_feedforward * d_model + d_model)
+    norms = 2 * (2 * d_model)
+    return mha_parameters(d_model) + feed_forward + norms
+
+
+GiB = 2**30
+MiB = 2**20

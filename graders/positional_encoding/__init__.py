@@ -1,0 +1,6 @@
+"""Kata 05_positional_encoding (Sinusoidal positional encoding).
+
+``checks`` is its grader (what katas/05_positional_encoding/test_positional_encoding.py
+imports); ``meta`` its registry entry, hint ladder, own mistakes and quiz. Nothing is
+imported here: reading ``meta`` must stay cheap (no torch).
+"""

@@ -1,0 +1,6 @@
+"""Kata 10_vit (The Vision Transformer's block (timm)).
+
+``checks`` is its grader (what katas/10_vit/test_vit.py imports); ``meta`` its registry
+entry, hint ladder, own mistakes and quiz. Nothing is imported here: reading ``meta`` must
+stay cheap (no torch).
+"""
