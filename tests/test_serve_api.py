@@ -153,6 +153,19 @@ def test_a_mock_refuses_hints_solution_and_quiz_and_hides_mistakes(client, root)
     assert "01_attention" in report
 
 
+def test_a_mock_past_its_deadline_is_handed_in_as_time_ran_out(root):
+    now = [1_750_000_000.0]
+    client = TestClient(server.create_app(root, TOKEN, port=PORT, grader=stand_in_grader,
+                                          clock=lambda: now[0]), base_url=f"http://127.0.0.1:{PORT}")
+    client.post("/api/mock/start", headers=OWN, json={"kata": "01", "minutes": 1})
+    now[0] += 61
+    assert client.get("/api/mock", headers=OWN).json()["mock"] is None  # any request hands it in
+    submitted = client.post("/api/mock/submit", headers=OWN, json={}).json()
+    assert submitted["record"]["outcome"] == "time ran out" and "time ran out" in submitted["message"]
+    state = json.loads((root / ".kata" / "state.json").read_text())
+    assert [m["outcome"] for m in state["mocks"]] == ["time ran out"]
+
+
 def test_the_quiz_is_marked(client):
     questions = client.get("/api/kata/01/quiz", headers=OWN).json()["questions"]
     marks = client.post("/api/kata/01/quiz", headers=OWN, json={"answers": {"1": "?"}}).json()

@@ -34,7 +34,8 @@ from graders.core.i18n import _, translate
 from graders.core.registry import HINT_LEVELS, Kata
 from graders.frontends import quiz as quiz_engine
 from graders.frontends.cli.app import App
-from graders.frontends.cli.common import (Refused, UsageError, countdown, difficulty_word,
+from graders.frontends.cli.common import (TIME_RAN_OUT, Refused, UsageError, countdown,
+                                          difficulty_word, outcome_word,
                                           hint_level, hint_level_word, last_attempt,
                                           progress_line, progress_words, resolve, tracks)
 from graders.frontends.serve import security, verdicts
@@ -288,12 +289,17 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         return {"message": message, "mock": mock_view(app, room.clock())}
 
     def mock_submit(app: App, _kata, _body, _request) -> dict:
-        mock = app.store.read()["mock"]
-        if mock is None:
-            raise Failure(400, _("no mock interview is running: start one with kata mock"))
+        state = app.store.read()
         output = io.StringIO()
-        console = Console(file=output, width=100, no_color=True, force_terminal=False)
-        submit_mock(app, console)
+        if state["mock"] is not None:
+            console = Console(file=output, width=100, no_color=True, force_terminal=False)
+            submit_mock(app, console)
+        elif not (state["mocks"] and state["mocks"][-1].get("outcome") == TIME_RAN_OUT):
+            raise Failure(400, _("no mock interview is running: start one with kata mock"))
+        else:  # its time ran out, and this request (or one before it) handed it in
+            last = state["mocks"][-1]
+            output.write(_("mock interview of {kata}: {outcome} after {minutes} min", kata=last["kata"],
+                           outcome=outcome_word(TIME_RAN_OUT), minutes=f"{last['minutes']:g}"))
         record = app.store.read()["mocks"][-1]
         result = app.cached_result(app.store.read(), registry.get(record["kata"]))
         return {"message": output.getvalue().strip().splitlines()[-1], "record": record,

@@ -47,6 +47,7 @@ function tick() {
   if (!mock) return;
   const left = Math.max(0, Math.round(mock.deadline - (Date.now() + mockClockOffset) / 1000));
   $("countdown").textContent = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
+  if (left === 0 && !mock.ending) { mock.ending = true; endMock("submit"); }  // time ran out: handed in as it stands
 }
 setInterval(tick, 1000);
 
@@ -230,6 +231,7 @@ async function quiz() {
 }
 
 async function endMock(action) {
+  if (action === "submit" && current && mock && current.id === mock.id && dirty) await save();  // the pad is what is handed in
   const data = await api("/api/mock/" + action, {});
   if (data._status !== 200) { alert(data.error); return; }
   setMock(null);
