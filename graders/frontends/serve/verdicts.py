@@ -9,7 +9,7 @@ from markdown_it import MarkdownIt
 
 from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
-from graders.core.results import FAILED, NOT_IMPLEMENTED, PASSED, SKIPPED, KataResult, shown, shown_tally
+from graders.core.results import KataResult, shown, shown_tally
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")  # raw HTML is escaped
 
