@@ -65,5 +65,7 @@ def page_texts() -> dict[str, str]:
         "mark": _("Mark my answers"), "passed": _("passed"), "failed": _("failed"),
         "explanation": _("mistake"), "mistake_hint": _("hint"), "skipped": _("skipped"),
         "expected": _("expected"), "yours": _("yours"),
+        # templates: {label}, {text}, {title}, {tier}, {outcome} are filled in by the page
+        "labeled": _("{label}: {text}"), "check_line": _("{title} ({tier}): {outcome}"),
         "no_token": _("Open the address kata serve printed: it carries the token."),
     }

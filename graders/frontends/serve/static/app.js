@@ -9,6 +9,8 @@ let dirty = false;     // the editor holds text not yet saved
 let mock = null;       // the running mock, from the server
 let mockClockOffset = 0;
 const $ = (id) => document.getElementById(id);
+// One of the page's templates (T.labeled, T.check_line) filled in, every value escaped.
+const fill = (template, values) => template.replace(/\{(\w+)\}/g, (whole, name) => name in values ? values[name] : whole);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 
 let writes = 0;        // counts requests that write the file: a disk poll overlapping one is stale
@@ -39,7 +41,7 @@ function setMock(m) {
   mock = m;
   if (m) mockClockOffset = m.now * 1000 - Date.now();
   $("mock-bar").hidden = !m;
-  if (m) $("mock-kata").textContent = T.mock + ": " + m.kata;
+  if (m) $("mock-kata").textContent = fill(T.labeled, {label: T.mock, text: m.kata});
   tick();
 }
 
@@ -120,17 +122,18 @@ function output(html, cls) {
 }
 
 function renderVerdict(v) {
-  let html = `<p class="scoreboard" id="scoreboard">${esc(v.status_text)}: ${v.scoreboard.map(esc).join(" · ")}` +
-    (v.skipped ? ` · ${esc(T.skipped)}: ${v.skipped}` : "") + "</p>";
+  const board = v.scoreboard.map(esc).concat(v.skipped ? [fill(esc(T.labeled), {label: esc(T.skipped), text: v.skipped})] : []);
+  let html = `<p class="scoreboard" id="scoreboard">${fill(esc(T.labeled), {label: esc(v.status_text), text: board.join(" · ")})}</p>`;
   if (v.error) html += `<pre>${esc(v.error)}</pre>`;
   if (v.note) html += `<p>${esc(v.note)}</p>`;
   let rows = "";
   for (const c of v.checks) {
     const cls = c.outcome === "passed" ? "passed" : (c.outcome === "skipped" ? "" : "failed");
-    rows += `<div class="card ${cls} check" data-outcome="${esc(c.outcome)}"><strong>${esc(c.label)}</strong> (${esc(c.tier_text)}): ${esc(c.outcome_text)}`;
+    rows += `<div class="card ${cls} check" data-outcome="${esc(c.outcome)}">` +
+      fill(esc(T.check_line), {title: `<strong>${esc(c.label)}</strong>`, tier: esc(c.tier_text), outcome: esc(c.outcome_text)});
     if (c.slug) rows += ` <span class="slug">[${esc(c.slug)}]</span>`;
-    if (c.explanation) rows += `<p>${esc(T.explanation)}: ${esc(c.explanation)}</p>`;
-    if (c.hint) rows += `<p>${esc(T.mistake_hint)}: ${esc(c.hint)}</p>`;
+    if (c.explanation) rows += `<p>${fill(esc(T.labeled), {label: esc(T.explanation), text: esc(c.explanation)})}</p>`;
+    if (c.hint) rows += `<p>${fill(esc(T.labeled), {label: esc(T.mistake_hint), text: esc(c.hint)})}</p>`;
     if (c.verdict && c.outcome !== "passed") rows += `<pre>${esc(c.verdict)}</pre>`;
     if (c.pictures && c.outcome !== "passed") rows += heatmaps(c.pictures);
     rows += "</div>";
@@ -192,7 +195,7 @@ async function hint() {
   const data = await api(`/api/kata/${current.id}/hint`, {});
   if (data._status !== 200) { output(esc(data.error), "refused hint-refused"); return; }
   let html = `<strong>${esc(data.heading)}</strong>` + (data.code ? `<pre>${esc(data.text)}</pre>` : `<p>${esc(data.text)}</p>`);
-  if (data.mistake) html += `<p><span class="slug">[${esc(data.mistake.slug)}]</span> ${esc(data.mistake.explanation)}</p><p>${esc(T.mistake_hint)}: ${esc(data.mistake.hint)}</p>`;
+  if (data.mistake) html += `<p><span class="slug">[${esc(data.mistake.slug)}]</span> ${esc(data.mistake.explanation)}</p><p>${fill(esc(T.labeled), {label: esc(T.mistake_hint), text: esc(data.mistake.hint)})}</p>`;
   output(html, "hint");
 }
 
