@@ -297,3 +297,17 @@ def test_kata_serve_binds_to_the_loopback_address_only(root):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_port_in_use_is_said_in_one_line(root):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        done = subprocess.run([sys.executable, "-m", "graders.frontends.cli", "serve", "--no-browser",
+                               "--port", str(taken.getsockname()[1])], cwd=REPO_ROOT, capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "KATA_ROOT": str(root)})
+    finally:
+        taken.close()
+    assert done.returncode == 1 and "cannot listen on 127.0.0.1:" in done.stdout
+    assert "Traceback" not in done.stderr

@@ -361,8 +361,14 @@ def serve(root: Path, *, port: int, open_browser: bool, announce: Callable[[str]
 
     token = security.new_token()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((security.LOOPBACK, port))  # loopback only: nobody else on the network
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a quick restart; never a second listener (Linux)
+    try:
+        listener.bind((security.LOOPBACK, port))  # loopback only: nobody else on the network
+    except OSError as error:
+        listener.close()
+        raise Refused(_("cannot listen on {address}:{port} ({error}): choose another port with "
+                        "kata serve --port N (0: any free one)", address=security.LOOPBACK,
+                        port=port, error=error.strerror or error)) from None
     listener.listen(128)  # connections wait for uvicorn from here on: the address works once printed
     port = listener.getsockname()[1]
     url = f"http://{security.LOOPBACK}:{port}/?token={token}"
