@@ -117,6 +117,13 @@ def test_a_change_on_disk_is_offered_never_overwritten(client, root):
     assert forced.status_code == 200 and learner_file(root).read_text() == "mine"
 
 
+def test_the_editors_text_is_set_aside_as_a_backup_that_restore_brings_back(client, root):
+    kept = client.post("/api/kata/01/set-aside", headers=OWN, json={"text": "editor text\n"}).json()
+    assert "backed up" in kept["message"]
+    restored = client.post("/api/kata/01/restore", headers=OWN, json={}).json()
+    assert restored["text"] == "editor text\n" == learner_file(root).read_text()
+
+
 def test_hints_come_one_rung_at_a_time_and_are_recorded(client, root):
     first = client.post("/api/kata/01/hint", headers=OWN, json={}).json()
     second = client.post("/api/kata/01/hint", headers=OWN, json={}).json()

@@ -133,8 +133,10 @@ def test_a_change_on_disk_is_offered_and_not_overwritten(page, room):
     expect(page.locator("#conflict")).to_be_visible(timeout=10_000)
     assert path.read_text().endswith("# added in another editor\n") and editor_text(page) == mine
     page.locator("#conflict-load").click()
-    assert editor_text(page) == path.read_text()
     expect(page.locator("#conflict")).to_be_hidden()
+    assert editor_text(page) == path.read_text()
+    backups = list((room[0] / ".kata" / "backups" / ATTENTION.name).iterdir())
+    assert any(b.read_text() == mine for b in backups)  # the editor's text, kept
 
 
 def test_a_hint_is_revealed(page):

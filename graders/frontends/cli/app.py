@@ -136,8 +136,9 @@ class App:
         """Names one version of a file as graded by one version of the graders."""
         return hashlib.sha256(graders_fingerprint().encode() + path.read_bytes()).hexdigest()
 
-    def backup(self, kata: Kata) -> Path:
-        """Copy the learner's file to .kata/backups/NN_name/, stamped with the time."""
+    def backup(self, kata: Kata, data: bytes | None = None) -> Path:
+        """Copy the learner's file to .kata/backups/NN_name/, stamped with the time (or
+        ``data`` instead of the file: `kata serve` keeps an editor's text so)."""
         source = self.learner_file(kata)
         stamp = datetime.datetime.fromtimestamp(self.clock()).strftime("%Y%m%d-%H%M%S")
         folder = self.root / STATE_DIR / "backups" / kata.name
@@ -146,7 +147,7 @@ class App:
         while target.exists():
             number += 1
             target = folder / f"{source.stem}-{stamp}-{number}{source.suffix}"
-        target.write_bytes(source.read_bytes())
+        target.write_bytes(source.read_bytes() if data is None else data)
         return target
 
     def backups(self, kata: Kata) -> list[Path]:

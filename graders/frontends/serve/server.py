@@ -214,6 +214,17 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
     def save(app: App, kata: Kata, body: dict, _request) -> dict:
         return room.save(app, kata, body)
 
+    def set_aside(app: App, kata: Kata, body: dict, _request) -> dict:
+        """Keep the editor's text as a backup of the kata (before the page loads the file
+        another editor changed): Restore, or kata restore, brings it back."""
+        text = body.get("text")
+        if not isinstance(text, str):
+            raise Failure(400, "text missing")
+        room.kata_file(app, kata)
+        backup = app.backup(kata, text.encode("utf-8"))
+        return {"message": _("the editor's text is backed up as {backup} (Restore brings it back)",
+                             backup=app.show_path(backup))}
+
     def check(app: App, kata: Kata, body: dict, _request) -> dict:
         saved = room.save(app, kata, body)
         result = app.grade(kata, "check")
@@ -333,6 +344,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         api("/api/kata/{key}/file", file_now),
         api("/api/kata/{key}/save", save, ("POST",)),
         api("/api/kata/{key}/check", check, ("POST",)),
+        api("/api/kata/{key}/set-aside", set_aside, ("POST",)),
         api("/api/kata/{key}/hint", hint, ("POST",)),
         api("/api/kata/{key}/reset", reset, ("POST",)),
         api("/api/kata/{key}/restore", restore, ("POST",)),

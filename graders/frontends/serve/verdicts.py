@@ -58,7 +58,7 @@ def page_texts() -> dict[str, str]:
         "time_left": _("time left"), "next": _("next"), "status": _("status"),
         "level": _("level"), "hints": _("hints"), "kata": _("kata"), "minutes": _("min"),
         "disk_changed": _("The file was changed on disk by another editor."),
-        "load_disk": _("Load the file on disk (the editor's text is kept as a backup)"),
+        "load_disk": _("Load the file on disk (the editor's text is backed up first)"),
         "keep_mine": _("Keep the editor's text (overwrite the file)"),
         "confirm_reset": _("Replace your file with the skeleton? (it is backed up first)"),
         "confirm_solution": _("Show the reference solution? Your report will say you saw it."),

@@ -172,10 +172,12 @@ function afterSave(data) {
 function offerDisk(disk, message) {
   $("conflict-text").textContent = (message || T.disk_changed) + " ";
   $("conflict").hidden = false;
-  $("conflict-load").onclick = () => {
-    localStorage.setItem("kata-editor-text-" + current.id, KataEditor.getText(view));
+  $("conflict-load").onclick = async () => {
+    const kept = await api(`/api/kata/${current.id}/set-aside`, {text: KataEditor.getText(view)});
+    if (kept._status !== 200) { output(esc(kept.error), "refused"); return; }  // nothing replaced
     KataEditor.setText(view, disk.text); current.sha = disk.sha; dirty = false; saveState();
     $("conflict").hidden = true;
+    output(esc(kept.message), "");
   };
   $("conflict-keep").onclick = async () => { $("conflict").hidden = true; await save(true); };
 }
