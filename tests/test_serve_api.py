@@ -221,7 +221,10 @@ def test_requests_without_the_token_are_refused(client, root, method, path, toke
 
 
 def test_the_page_needs_the_token_in_its_url(client):
-    assert client.get("/", params={"token": TOKEN}, headers={"Host": OWN["Host"]}).status_code == 200
+    page = client.get("/", params={"token": TOKEN}, headers={"Host": OWN["Host"]})
+    assert page.status_code == 200
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert page.headers["referrer-policy"] == "no-referrer" and page.headers["x-frame-options"] == "DENY"
     assert client.get("/", params={"token": "nope"}, headers={"Host": OWN["Host"]}).status_code == 401
 
 

@@ -283,8 +283,12 @@ $("problem").addEventListener("click", (e) => {
   // The README's links to its other edition switch the language; other relative links
   // name files of the repository, not pages of the room.
   const link = e.target.closest("a");
-  if (!link || /^https?:/.test(link.getAttribute("href") || "")) return;
+  if (!link) return;
   e.preventDefault();
+  if (/^https?:/.test(link.getAttribute("href") || "")) {  // another site: a new tab, no token sent
+    window.open(link.href, "_blank", "noopener,noreferrer");
+    return;
+  }
   const href = link.getAttribute("href") || "";
   if (/README\.zh-CN\.md$/.test(href) || /README\.md$/.test(href)) {
     $("lang").value = href.endsWith("zh-CN.md") ? "zh-CN" : "en";
