@@ -30,12 +30,10 @@ try:
 except ImportError:  # pragma: no cover - the dev extra installs it
     sync_playwright = None
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(sync_playwright is None or CHROMIUM is None,
-                       reason="no browser for the kata serve tests: pip install -e '.[dev]' and "
-                              "apt-get install -y chromium fonts-noto-cjk (.ci/run does both)"),
-]
+if sync_playwright is None or CHROMIUM is None:  # one line for the whole module
+    pytest.skip("no browser for the kata serve tests: pip install -e '.[dev]' and apt-get install "
+                "-y chromium fonts-noto-cjk (.ci/run does both)", allow_module_level=True)
+pytestmark = pytest.mark.browser
 
 ATTENTION = registry.get("01")
 MISSING_SCALE = next(m for m in mutants(ATTENTION) if m.id == "missing_scale").source(ATTENTION)
