@@ -39,6 +39,7 @@ class Target:
     owner: str | None  # the class whose method is replaced, or None for a function
     name: str  # the function, or the method
     returns_int: bool = False  # kata 07: plain ints, not tensors
+    returns_hypotheses: bool = False  # kata 17: a list of (tokens, score), Python values
 
 
 TARGETS = {
@@ -56,6 +57,9 @@ TARGETS = {
     "12_rope": Target(None, "apply_rope"),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
+    "16_sampling": Target(None, "apply_temperature"),
+    "17_beam_search": Target(None, "beam_search", returns_hypotheses=True),
+    "18_sliding_window": Target(None, "sliding_window_attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -91,6 +95,18 @@ INT_BODIES = {
     "wrong-device": "return torch.tensor(_original(*args, **kwargs))",
     "returns-nan": "return float('nan')",
     "returns-inf": "return float('inf')",
+}
+# Kata 17 returns [(tokens, score), ...]: a list of Python ints and a float per hypothesis.
+HYPOTHESES_BODIES = {
+    **TENSOR_BODIES,
+    "returns-numpy": "import numpy\nreturn [(numpy.array(t), s) for t, s in _original(*args, **kwargs)]",
+    "wrong-length-tuple": "return [(t,) for t, s in _original(*args, **kwargs)]",
+    "wrong-dtype": "return [(t, torch.tensor(s, dtype=torch.float32)) for t, s in "
+                   "_original(*args, **kwargs)]",
+    "wrong-device": "return [(torch.tensor(t, device='meta'), s) for t, s in "
+                    "_original(*args, **kwargs)]",
+    "returns-nan": "return [(t, float('nan')) for t, s in _original(*args, **kwargs)]",
+    "returns-inf": "return [(t, s - float('inf')) for t, s in _original(*args, **kwargs)]",
 }
 # Whole-file sabotage: {source} is the reference solution, {name} its main public name.
 FILE_TEMPLATES = {
@@ -132,6 +148,9 @@ EXPECTED_BY_KATA = {
     # An all-inf mask turns every attention weight into NaN: the first check compares those.
     ("04_masks", "returns-inf"): "NaN",
     ("04_masks", "wrong-length-tuple"): "tuple of 2",
+    ("17_beam_search", "wrong-length-tuple"): "expected each item to be a pair (tokens, score)",
+    ("17_beam_search", "wrong-dtype"): "the score must be a Python float, got a tensor float32",
+    ("17_beam_search", "wrong-device"): "on meta",
 }
 # Cases that cannot apply, and why (the suite checks every other pair).
 NOT_APPLICABLE = {
@@ -141,6 +160,12 @@ NOT_APPLICABLE = {
     ("05_positional_encoding", "forbidden-builtin"): "the kata forbids nothing",
     ("07_flops", "forbidden-builtin"): "the kata forbids nothing",
     ("12_rope", "forbidden-builtin"): "the kata forbids nothing",
+    ("16_sampling", "forbidden-builtin"): "the kata forbids nothing",
+    ("16_sampling", "detaches-output"): "gradients are not graded",
+    ("17_beam_search", "forbidden-builtin"): "the kata forbids nothing",
+    ("17_beam_search", "returns-list"): "it returns a list of Python values already",
+    ("17_beam_search", "modifies-input"): "its inputs are a function and ints",
+    ("17_beam_search", "detaches-output"): "it returns Python values, not tensors",
 }
 
 HELPERS = '''
@@ -185,7 +210,8 @@ def hostile_source(kata: Kata, case: str) -> str:
     if case in FILE_TEMPLATES:
         return FILE_TEMPLATES[case].format(source=source, name=kata.public_names[0])
     target = TARGETS[kata.name]
-    bodies = INT_BODIES if target.returns_int else TENSOR_BODIES
+    bodies = (INT_BODIES if target.returns_int
+              else HYPOTHESES_BODIES if target.returns_hypotheses else TENSOR_BODIES)
     forbidden = next((f for f in kata.forbidden if not f.startswith("torch.nn.functional")), "")
     body = bodies[case].format(forbidden=forbidden)
     original = f"{target.owner}.{target.name}" if target.owner else target.name

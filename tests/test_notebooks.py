@@ -486,3 +486,85 @@ def test_notebook_runs_as_shipped_then_with_the_reference(kata: Kata, language):
         assert "all checks pass" in reference, reference
         count = len(quiz_module.questions(kata.id))
         assert f"{count}/{count} correct: well done" in reference, reference
+
+
+def test_beam_search_quiz_agrees_with_the_reference():
+    """Kata 17's quiz, each number checked by running the reference search: beam size 1 is
+    greedy (and loses to a beam of 2 on the README's model), a beam of 85 is exhaustive for
+    V = 5 and max_len = 4, the α where the longer hypothesis overtakes, the cache reorder."""
+    from graders.beam_search import checks as grader
+
+    search = _load_solution(registry.get("17")).beam_search
+    table = grader.README_TABLE
+
+    def step_fn(tokens):
+        return torch.stack([table.row(tuple(row)) for row in tokens.tolist()])
+
+    greedy = grader.greedy(table, 0, 1, 4, 1.0)
+    assert [(tuple(t), s) for t, s in search(step_fn, 0, 1, 1, 4)] == greedy
+    best = search(step_fn, 0, 1, 2, 4)[0][0]
+    assert greedy[0][0] == (0, 2, 1) and best == [0, 3, 3, 3]
+    assert _answer("17", "`beam_size = 1`") == "greedy decoding's sequence"
+    # every sequence of V = 5, max_len = 4: a beam of 85 returns them all, 84 does not
+    random_table = grader.StepTable(5, seed=3, eos_idx=4)
+
+    def random_step(tokens):
+        return torch.stack([random_table.row(tuple(row)) for row in tokens.tolist()])
+
+    every = grader.exhaustive(random_table, 0, 4, 4, 1.0)
+    assert _answer("17", "exhaustive search") == len(every) == 85
+    assert [(tuple(t), pytest.approx(s)) for t, s in search(random_step, 0, 4, 85, 4)] == every
+    assert len(search(random_step, 0, 4, 84, 4)) == 84
+    # A (n = 2, -1.2) against B (n = 6, -3.0): B ranks first from the answer's α on
+    alpha = _answer("17", "From which `length_penalty`")
+    for a, b_wins in ((alpha - 0.01, False), (alpha + 0.01, True), (0.0, False), (1.0, True)):
+        assert (-3.0 / 6 ** a > -1.2 / 2 ** a) == b_wins
+    assert _answer("17", "Google's NMT") == pytest.approx(1.7329, abs=1e-4)
+    # the cache of the next step is the parents' rows
+    cache = torch.arange(4.0)[:, None].expand(4, 3)
+    parents = torch.tensor([2, 0, 0, 3])
+    assert cache.index_select(0, parents)[:, 0].tolist() == [2.0, 0.0, 0.0, 3.0]
+    assert _answer("17", "[2, 0, 0, 3]").endswith("rows 2, 0, 0, 3")
+
+
+def test_sliding_window_quiz_agrees_with_the_reference():
+    """Kata 18's quiz, each number checked by running the reference: the receptive field of
+    stacked windows (by gradients), the cache's bytes (by the storages it keeps), the pairs a
+    window scores (by the mask), a sink inside the window counted once, key order."""
+    from graders.core.memory import kept_storages
+    from graders.core.quizzes import GiB
+    from graders.sliding_window import meta
+
+    reference = _load_solution(registry.get("18"))
+    # 3 layers of window 4: the last output reads 3 * 3 = 9 positions back, not 10
+    x = torch.randn(1, 1, 16, 2, dtype=torch.float64, requires_grad=True)
+    y = x
+    for _layer in range(3):
+        y = reference.sliding_window_attention(y, y, y, 4)
+    (grad,) = torch.autograd.grad(y[0, 0, -1].sum(), x)
+    reach = meta.sliding_window_reach(3, 4)
+    assert grad[0, 0, 15 - reach].abs().sum() > 0 and grad[0, 0, :15 - reach].abs().sum() == 0
+    assert _answer("18", "Mistral 7B has 32 layers") == meta.sliding_window_reach(32, 4096)
+    # the rolling cache keeps window positions per layer, whatever the length
+    cache = reference.RollingKVCache(window=8)
+    for _position in range(40):
+        cache.append(torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4))
+    kept = sum(s.elements for s in kept_storages(cache)) * 4  # float32 bytes
+    assert kept == meta.kv_cache_bytes(1, 8, 1, 2, 4, 4)
+    saved = _answer("18", "rolling cache with a")
+    assert saved == (meta.kv_cache_bytes(1, 32768 - 4096, 32, 8, 128, 2)
+                     / GiB) == 3.5
+    # pairs scored, from the mask itself
+    for n, window in ((64, 8), (64, 64), (30, 7)):
+        allowed = ~reference.sliding_window_mask(n, window)
+        assert int(allowed.sum()) == meta.window_pairs(n, window)
+    assert _answer("18", "How many times fewer") == pytest.approx(
+        536_887_296 / 125_831_168)
+    assert _answer("18", "enter the softmax") == int((~reference.sliding_window_mask(4, 3, 2))[3].sum()) == 4
+    # key order: decoding with the keys permuted gives the same output
+    q, k, v = (torch.randn(1, 1, n, 4, dtype=torch.float64) for n in (1, 5, 5))
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    plain = torch.softmax(q @ k.mT, -1) @ v
+    permuted = torch.softmax(q @ k[..., perm, :].mT, -1) @ v[..., perm, :]
+    assert torch.allclose(plain, permuted)
+    assert _answer("18", "slot order").startswith("nothing")

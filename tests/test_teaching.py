@@ -346,6 +346,43 @@ def test_lesson_14_flash_attention_tiles_io_and_backward():
         assert torch.allclose(ds @ k / 8 ** 0.5, q.grad) and torch.allclose(ds.mT @ q / 8 ** 0.5, k.grad)
 
 
+def test_lesson_16_sampling_quiz_numbers_by_running_the_reference():
+    """Every number of kata 16's quiz, by running the reference's filters and sampler."""
+    from graders.frontends import quiz as quiz_module
+
+    reference = solution("16")
+    key = quiz_module.answer_key("16")
+    questions = quiz_module.questions("16")
+    logits = torch.tensor([2.0, 1.0, 0.0, -1.0])
+    assert [round(p, 3) for p in torch.softmax(logits, -1).tolist()] == [0.644, 0.237, 0.087, 0.032]
+    assert key[1] == int(torch.isfinite(reference.top_p_filter(logits, 0.7)).sum()) == 2
+    assert int(torch.isfinite(reference.top_p_filter(logits, 0.6)).sum()) == 1
+    tempered = torch.softmax(reference.apply_temperature(logits.double(), 0.5), -1)[0].item()
+    assert key[2] == pytest.approx(tempered, rel=1e-9) and "0.865" in questions[1].reasoning
+    assert round(tempered, 3) == 0.865
+    # 3: the argmax, and the limit it implements
+    assert key[3] == "B" and int(reference.sample(logits, temperature=0)) == 0
+    assert torch.softmax(logits / 1e-3, -1)[0].item() == 1.0
+    assert torch.isnan(torch.softmax(torch.tensor([2.0, 1.0, 0.0]) / 0, -1)).all()
+    # 4: flat, 1000 tokens of 0.001: exactly 900 have < 0.9 before them
+    from fractions import Fraction
+    assert key[4] == sum(Fraction(i, 1000) < Fraction(9, 10) for i in range(1000)) == 900
+    flat = torch.zeros(1000, dtype=torch.float64)
+    assert int(torch.isfinite(reference.top_p_filter(flat, 0.9 - 1e-9)).sum()) == 900
+    # 5: peaked, 0.95 and 999 tokens sharing 0.05
+    tail = torch.linspace(1, 2, 999, dtype=torch.float64)  # distinct: top-k keeps ties
+    peaked = torch.cat([torch.tensor([0.95], dtype=torch.float64), 0.05 * tail / tail.sum()]).log()
+    assert int(torch.isfinite(reference.top_k_filter(peaked, 50)).sum()) == 50
+    assert int(torch.isfinite(reference.top_p_filter(peaked, 0.9)).sum()) == 1
+    assert questions[4].choices[ord(key[5]) - ord("A")] == "top-k 50, top-p 1"
+    # 6: min-p 0.1 on [0.5, 0.2, 0.1, 0.06, 0.04, 0.04, 0.03, 0.03]
+    from graders.sampling import meta
+
+    probs = torch.tensor(meta.MIN_P_EXAMPLE, dtype=torch.float64)
+    assert probs.sum().item() == pytest.approx(1.0)
+    assert key[6] == int((probs >= 0.1 * probs.max()).sum()) == 4
+
+
 # --- the catalogue's wording ---
 
 def test_non_contiguous_view_explanation_is_precise():

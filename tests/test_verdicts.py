@@ -116,6 +116,33 @@ def test_decoder_layer_without_dropout3_fails(tmp_path):
     assert session.slugs == set(), session.output
 
 
+@pytest.mark.parametrize("edit, named", [
+    (("        return self.dropout1(attended)", "        return attended"),
+     "dropout1 is never applied: the output of self_attn"),
+    (("        return self.dropout2(self.linear2(hidden))", "        return self.linear2(hidden)"),
+     "dropout2 is never applied: the output of linear2"),
+    (("        hidden = self.dropout(self.activation(self.linear1(x)))",
+      "        hidden = self.activation(self.linear1(x))"),
+     "dropout is never applied: the activation's output"),
+    (("d_model, nhead, dropout=dropout, batch_first=batch_first",
+      "d_model, nhead, batch_first=batch_first"),
+     "the attention weights in self_attn are never dropped"),
+], ids=["dropout1", "dropout2", "dropout", "attention-dropout"])
+def test_encoder_layer_without_one_dropout_fails(tmp_path, edit, named):
+    """Kata 06: a layer that never applies one of its dropouts (dropout1 after self_attn,
+    dropout2 after linear2, dropout after the activation, the attention weights' dropout)
+    fails in training mode, and the verdict says which one; no slug names it."""
+    encoder = registry.get("06_encoder_layer")
+    path = edited(encoder, tmp_path, [edit])
+    session = run_session(encoder, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    assert session.failed == 1, session.output
+    assert "test_dropout_only_in_training" in session.output
+    report = "\n".join(session.failure_reports()[0])
+    assert named in report, report
+    assert session.slugs == set(), session.output
+
+
 def test_rope_preview_starts_at_the_first_difference():
     """Kata 12 compares by angle (its own tolerance), and its previews too start where the
     rotated values first differ, not at index 0 (learner trial, message 4)."""

@@ -134,6 +134,15 @@ SHARED = (
             "Block key j for query i when j > i (with a cache of s positions before the "
             "chunk: j > s + i), e.g. torch.ones(t, t, dtype=torch.bool).triu(1) (True = "
             "blocked) or nn.Transformer.generate_square_subsequent_mask(t)."),
+    # --- memory rules (14, 18) ---
+    Mistake("full-score-matrix",
+            "A tensor the size of the whole (n, m) score matrix (all the scores, or an (n, m) "
+            "mask) was built: flash attention only ever holds one (n, block_size) block of "
+            "scores (the GPU kernel also tiles the queries, holding B_r × B_c tiles in SRAM), "
+            "sliding-window attention one band of (n, window + num_sinks) scores.",
+            "Flash attention: loop over key blocks k[..., start:start + block_size, :] and "
+            "compute q @ k_block.transpose(-2, -1) per block. Sliding window: score each query "
+            "against the keys it may see only (a band, or query blocks against their keys)."),
     # --- shared by every kata ---
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",

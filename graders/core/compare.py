@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from dataclasses import dataclass
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import torch
 
@@ -149,6 +149,34 @@ def matrix_pictures(expected: torch.Tensor, got: torch.Tensor, first: tuple[int,
         return [[v if math.isfinite(v) else str(v) for v in row] for row in matrix[at].tolist()]
 
     return {"at": list(at), "expected": rows(expected), "got": rows(got)}
+
+
+# Dropout as near to 1 as keeps hand-written dropout's 1 / (1 - p) finite: in training mode
+# it zeroes every element it acts on (a kept one among these few thousand is a 1e-5 chance).
+NEARLY_ONE = 1 - 1e-9
+
+
+def expect_branches_dropped(
+    got: Any,
+    expected: torch.Tensor,
+    check: str,
+    on: str,
+    advice: str,
+    leaks: Sequence[tuple[str, Callable[[], torch.Tensor]]] = (),
+) -> None:
+    """:func:`expect_close` for a layer run in training mode with dropout = NEARLY_ONE, where
+    every residual branch is dropped. On a mismatch the verdict ends with the sentence of the
+    one leak that reproduces ``got`` (each leak: that sentence, and the output with that
+    branch's dropout never applied; several predictions may share a sentence), else with
+    ``advice``."""
+    try:
+        expect_close(got, expected, check, on)
+    except GradingFailure as failure:
+        rtol, atol = tolerance(expected.dtype, MISTAKE_SLACK)
+        leaked = identify(got, expected, [Suspect(text, predict) for text, predict in leaks],
+                          rtol, atol)
+        raise GradingFailure(str(failure) + "\n  " + (leaked or advice),
+                             slug=failure.slug) from None
 
 
 def expect_tracks_grad(outputs: dict[str, Any], check: str, on: str) -> None:

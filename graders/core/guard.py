@@ -13,6 +13,7 @@ imported), and the forbidden module classes refuse to be built or called.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import io
 import os
@@ -72,6 +73,11 @@ _MODULES = {
     "torch.nn.TransformerDecoderLayer": torch.nn.TransformerDecoderLayer,
     "torch.nn.TransformerDecoder": torch.nn.TransformerDecoder,
 }
+# Python functions no TorchFunctionMode sees (kata 18's flex_attention): while learner code
+# runs, the function's code is swapped for one that refuses, however it was imported.
+_PYTHON_FUNCTIONS = {
+    "torch.nn.attention.flex_attention.flex_attention": "torch.nn.attention.flex_attention",
+}
 # Fused kernels the forbidden modules may dispatch to directly.
 _FUSED = {
     "torch.nn.MultiheadAttention": ("_native_multi_head_attention",),
@@ -91,6 +97,15 @@ class _ForbidFunctions(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+def _refusing_code(dotted: str):
+    """Code that raises ForbiddenCall(dotted), to run with any function's globals."""
+    namespace: dict[str, Any] = {}
+    exec(f"def refuse(*args, **kwargs):\n"
+         f"    raise __import__('graders.core.guard', fromlist=['_']).ForbiddenCall({dotted!r})",
+         namespace)
+    return namespace["refuse"].__code__
+
+
 @contextlib.contextmanager
 def _forbid(forbidden: Sequence[str]) -> Iterator[None]:
     functions = {_FUNCTIONS[d]: d for d in forbidden if d in _FUNCTIONS}
@@ -108,6 +123,12 @@ def _forbid(forbidden: Sequence[str]) -> Iterator[None]:
                 raise ForbiddenCall(_dotted)
 
             setattr(cls, attr, refuse)
+    for dotted in forbidden:
+        if dotted in _PYTHON_FUNCTIONS:
+            function = getattr(importlib.import_module(_PYTHON_FUNCTIONS[dotted]),
+                               dotted.rsplit(".", 1)[1])
+            saved.append((function, "__code__", function.__code__))
+            function.__code__ = _refusing_code(dotted)
     try:
         if functions:
             with _ForbidFunctions(functions):

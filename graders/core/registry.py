@@ -17,10 +17,11 @@ from graders.core.kata import (  # noqa: F401 (the names every reader of the reg
     ATTENTION_BUILTINS, DECODER_BUILTINS, DIFFICULTIES, ENCODER_BUILTINS, HINT_LEVELS, KATAS_DIR,
     NOTEBOOKS_DIR, REPO_ROOT, SKELETONS_DIR, SOLUTIONS_DIR, TRANSFORMER_BUILTINS, Kata)
 
-# The two tracks, in order: `kata list`, the README and the notebooks group katas by them.
+# The tracks, in order: `kata list`, the README and the notebooks group katas by them.
 TRACKS = {
     "foundations": "Foundations",
     "models": "Full models and modern inference",
+    "llm": "Decoder-only LLMs",
 }
 
 # Every kata, in order: the package graders/<module>/ that holds its grader and meta.
@@ -39,6 +40,9 @@ KATA_MODULES = (
     "rope",                 # 12
     "gqa",                  # 13
     "flash_attention",      # 14
+    "sampling",             # 16
+    "beam_search",          # 17
+    "sliding_window",       # 18
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(

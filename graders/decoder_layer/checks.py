@@ -34,13 +34,14 @@ from torch import Tensor, nn
 from graders.core.i18n import N_, _
 from graders.core.compare import (
     MISTAKE_SLACK,
+    NEARLY_ONE,
     StateDictDiff,
+    expect_branches_dropped,
     expect_close,
     expect_grads_close,
     expect_tensor,
     tolerance,
 )
-from graders.core.i18n import _
 from graders.core.implementation import Implementation
 from graders.core.inputs import (
     bool_mask,
@@ -1094,11 +1095,6 @@ def test_dropout_only_in_training(impl):
     check_every_branch_dropped(impl, inputs)
 
 
-# Dropout as near to 1 as keeps hand-written dropout's 1 / (1 - p) finite: in training mode
-# it zeroes every element it acts on (a kept one among these few thousand is a 1e-5 chance).
-NEARLY_ONE = 1 - 1e-9
-
-
 def check_every_branch_dropped(impl: Implementation, inputs: Inputs) -> None:
     """Training mode with dropout = 1 - 1e-9 drops the output of each residual branch
     (dropout1, dropout2, dropout3): the output is tgt with Pre-LN, norm3(norm2(norm1(tgt)))
@@ -1113,15 +1109,12 @@ def check_every_branch_dropped(impl: Implementation, inputs: Inputs) -> None:
         with torch.no_grad():
             expected = (inputs.tgt if norm_first
                         else twin.norm3(twin.norm2(twin.norm1(inputs.tgt))))
-        try:
-            expect_close(got, expected, _("the output in training mode with dropout = 1 - "
-                                          "1e-9 (every residual branch dropped)"), on)
-        except GradingFailure as failure:
-            raise GradingFailure(str(failure) + "\n  " + _(
-                "each branch's output goes through its own dropout before the residual sum: "
-                "dropout1 after self_attn, dropout2 after multihead_attn, dropout3 after "
-                "linear2 (and dropout between the activation and linear2)"),
-                slug=failure.slug) from None
+        expect_branches_dropped(
+            got, expected, _("the output in training mode with dropout = 1 - 1e-9 (every "
+                             "residual branch dropped)"), on,
+            _("each branch's output goes through its own dropout before the residual sum: "
+              "dropout1 after self_attn, dropout2 after multihead_attn, dropout3 after "
+              "linear2 (and dropout between the activation and linear2)"))
 
 
 @title(N_("half precision on a CUDA GPU"))

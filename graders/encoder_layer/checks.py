@@ -11,8 +11,9 @@ recognise that mistake. Dropout is checked by behaviour only, never seed for see
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 import torch
@@ -21,7 +22,8 @@ from torch import Tensor, nn
 
 from graders.core.i18n import N_, _
 from graders.core.reference import attend
-from graders.core.compare import (StateDictDiff, expect_close, expect_grads_close, expect_tensor,
+from graders.core.compare import (NEARLY_ONE, MISTAKE_SLACK, StateDictDiff,
+                                  expect_branches_dropped, expect_close, expect_grads_close, expect_tensor,
                                   tolerance)
 from graders.core.implementation import Implementation
 from graders.core.inputs import (drawn_cases, bool_mask, float_mask, generator, grads_of,
@@ -641,6 +643,95 @@ def test_dropout_only_in_training(impl):
     expect_close(run_layer(impl, layer, src, None, None, on), twin(src),
                  _("the output in training mode with dropout=0.0 (must equal eval mode)"), on,
                  layer_suspects(state, src, None, None, args))
+
+    check_every_branch_dropped(impl, src)
+    check_inner_dropouts(impl, src)
+
+
+def without(twin: nn.Module, src: Tensor, names: dict[str, Any]) -> Callable[[], Tensor]:
+    """What the twin gives in training mode with the submodules or attributes in ``names``
+    replaced, e.g. {"dropout2": nn.Identity()}: a dropout never applied."""
+    def predict() -> Tensor:
+        leaky = copy.deepcopy(twin).train()
+        for path, value in names.items():
+            owner, _dot, name = path.rpartition(".")
+            setattr(leaky.get_submodule(owner), name, value)
+        with torch.no_grad():
+            return leaky(src)
+    return predict
+
+
+def check_every_branch_dropped(impl: Implementation, src: Tensor) -> None:
+    """Training mode with dropout = 1 - 1e-9 drops the output of both residual branches
+    (dropout1, dropout2): the output is src with Pre-LN, norm2(norm1(src)) with Post-LN, what
+    PyTorch's layer gives. A branch left undropped (dropout1 or dropout2 never applied)
+    shows there, unlike at a moderate rate, and is named by the output it gives."""
+    for norm_first in (True, False):
+        args = LayerArgs(dropout=NEARLY_ONE, norm_first=norm_first)
+        twin = layer_twin(args, seed=920 + norm_first)
+        layer = build_layer(impl, args, twin).train()
+        on = (describe_inputs(src=src) + "; " + args.flags()
+              + _(", dropout=1 - 1e-9, training mode"))
+        got = run_layer(impl, layer, src, None, None, on)
+        with torch.no_grad():
+            expected = src if norm_first else twin.norm2(twin.norm1(src))
+        sa_leak = _("{dropout} is never applied: the output of {block} must go through it "
+                    "before the residual sum", dropout="dropout1", block="self_attn")
+        ff_leak = _("{dropout} is never applied: the output of {block} must go through it "
+                    "before the residual sum", dropout="dropout2", block="linear2")
+        identity = nn.Identity()
+        expect_branches_dropped(
+            got, expected, _("the output in training mode with dropout = 1 - 1e-9 (every "
+                             "residual branch dropped)"), on,
+            _("each block's output goes through its own dropout before the residual sum: "
+              "dropout1 after self_attn, dropout2 after linear2 (and dropout between the "
+              "activation and linear2)"),
+            [(sa_leak, without(twin, src, {"dropout1": identity})),
+             (sa_leak, without(twin, src, {"dropout1": identity, "self_attn.dropout": 0.0})),
+             (ff_leak, without(twin, src, {"dropout2": identity})),
+             (ff_leak, without(twin, src, {"dropout2": identity, "dropout": identity}))])
+
+
+def check_inner_dropouts(impl: Implementation, src: Tensor) -> None:
+    """The dropouts inside each block: on the attention weights in self_attn, and between the
+    activation and linear2. Pre-LN in training mode with dropout=0.5 and the other block
+    silenced through its weights (zero output projection), so the output is src plus one
+    block's output after dropout1 or dropout2. With its inner dropout missing, every element
+    of that difference is 0 or the eval-mode block output times 1 / (1 - p); with it, a kept
+    element mixes kept and dropped inner values and matches neither."""
+    p = 0.5
+    args = LayerArgs(dropout=p, norm_first=True)
+    blocks = (("linear2", "self_attn.out_proj",
+               _("{dropout} is never applied: the activation's output must go through it "
+                 "before {next}", dropout="dropout", next="linear2")),
+              ("self_attn.out_proj", "linear2",
+               _("the attention weights in self_attn are never dropped: build "
+                 "nn.MultiheadAttention with dropout={p} (or, in your own attention, drop the "
+                 "softmax weights before they weigh the values)", p="dropout")))
+    for seed, (kept, silenced, missing) in enumerate(blocks, start=930):
+        twin = layer_twin(args, seed=seed)
+        with torch.no_grad():
+            twin.get_submodule(silenced).weight.zero_()
+            twin.get_submodule(silenced).bias.zero_()
+            twin.get_submodule(kept).bias.zero_()  # so that a dropped element is exactly 0
+        layer = build_layer(impl, args, twin).train()
+        on = (describe_inputs(src=src) + "; " + args.flags() + ", dropout=0.5"
+              + _(", training mode") + "; " + _("{name} zeroed", name=silenced))
+        got = run_layer(impl, layer, src, None, None, on)
+        with torch.no_grad():
+            block_output = (twin._ff_block(twin.norm2(src)) if kept == "linear2"
+                            else twin._sa_block(twin.norm1(src), None, None))
+        undropped = block_output / (1 - p)
+        if got.shape != src.shape:  # the earlier checks name a wrong shape
+            continue
+        delta = (got.detach() - src).double()
+        rtol, atol = tolerance(src.dtype, MISTAKE_SLACK)
+        nonzero = delta.abs() > atol
+        as_undropped = torch.isclose(delta, undropped.double(), rtol=rtol, atol=atol)
+        if bool(nonzero.any()) and bool((as_undropped | ~nonzero).all()):
+            raise verdict(_("the output in training mode with dropout={p}", p=p), on, [
+                _("each kept element of the block's output is exactly its eval-mode value "
+                  "times 1 / (1 - p): nothing inside the block was dropped"), missing])
 
 
 @title(N_("half precision on a CUDA GPU"))

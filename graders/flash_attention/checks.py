@@ -27,14 +27,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 from graders.core.i18n import N_, _
-from graders.core import torch_shortcuts
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
+from graders.core.memory import CreatedTensors
 from graders.core.mistakes import Suspect
 from graders.core.report import describe_inputs, verdict, title
 
@@ -250,25 +248,7 @@ def misplaced_causal_suspect(q: Tensor, k: Tensor, v: Tensor, index: int) -> Sus
 # ------------------------------------------------------------------------- the memory rule
 
 
-class CreatedTensors(TorchDispatchMode):
-    """While active, records the largest tensor any operation creates: factory functions,
-    arithmetic, matmuls, copies. Views (slices, transposes, expands) are left out: they
-    share their input's memory and allocate nothing."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.largest: tuple[int, tuple[int, ...], str] | None = None  # (numel, shape, op)
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        if not getattr(func, "is_view", False):
-            for out in tree_leaves(result):
-                if isinstance(out, Tensor) and (self.largest is None or out.numel() > self.largest[0]):
-                    self.largest = (out.numel(), tuple(out.shape), str(func.overloadpacket))
-        return result
-
-
-torch_shortcuts.skip_dynamo_import(CreatedTensors)
+# CreatedTensors (graders.core.memory) records the largest tensor the call creates.
 
 
 def memory_limit(q: Tensor, k: Tensor, block_size: int) -> int:

@@ -78,12 +78,6 @@ MISTAKES = (
             "start): query i must see keys 0..i, the diagonal included, and no later key.",
             "Compare global indices: key start + t of the block is blocked for query i when "
             "start + t > i."),
-    Mistake("full-score-matrix",
-            "A tensor the size of the whole (n, m) score matrix (all the scores, or an (n, m) "
-            "mask) was built: this kata's loop only ever holds one (n, block_size) block of "
-            "scores (the GPU kernel also tiles the queries, holding B_r × B_c tiles in SRAM).",
-            "Loop over key blocks k[..., start:start + block_size, :] and compute "
-            "q @ k_block.transpose(-2, -1) per block."),
 )
 
 

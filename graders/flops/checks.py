@@ -367,7 +367,7 @@ def skip_unless_counter_agrees(counted: int, closed: int, what: str) -> None:
     """The counter is the witness only where it counts what the contract counts."""
     if counted != closed:
         pytest.skip(_("FlopCounterMode on torch {version} counts {counted} for {what}, not the "
-                      "{closed} matmul FLOPs of the closed form; nothing to compare with",
+                      "{closed} matmul FLOPs of the closed form, so there is nothing to compare with",
                       version=torch.__version__, counted=f"{counted:,}", what=what,
                       closed=f"{closed:,}"))
 

@@ -15,14 +15,14 @@ switch per catalogued mistake; the grader flips a switch to recognise that mista
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.overrides import TorchFunctionMode
 
-from graders.core import guard
 from graders.core.i18n import N_, _
 from graders.core.reference import additive_mask, attend
 from graders.core.compare import (
@@ -415,35 +415,60 @@ def check_merge(impl: Implementation, key_padding_mask: Tensor | None, attn_mask
 # --------------------------------------------------------------------------- causal_mask
 
 
+class _MetaAsked(TorchFunctionMode):
+    """Runs code asked for the meta device on the CPU instead, noting that it was asked.
+
+    Why not run it on meta: PyTorch's meta kernels (triu, comparisons, ...) import sympy on
+    their first call, as costly as a third of ``import torch``. Every torch function and
+    tensor method passes through a TorchFunctionMode, factories included, so a device
+    argument meaning meta is seen wherever the code hands it on (``torch.full(...,
+    device=device)``, ``.to(device)``, ``generate_square_subsequent_mask(n, device=device)``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = False
+
+    def _cpu_for_meta(self, value: Any) -> Any:
+        if (isinstance(value, torch.device) and value.type == "meta") or (
+                isinstance(value, str) and value.split(":")[0] == "meta"):
+            self.asked = True
+            return torch.device("cpu")
+        return value
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        args = tuple(self._cpu_for_meta(arg) for arg in args)
+        kwargs = {key: self._cpu_for_meta(value) for key, value in (kwargs or {}).items()}
+        return func(*args, **kwargs)
+
+
 def check_causal_on_meta(impl: Implementation, size: int) -> None:
-    """causal_mask(size, device="meta") is made on the meta device: a mask built on the
-    CPU whatever ``device`` says fails here on any machine. A meta tensor has no values, so
-    only its shape, dtype and device are checked; a function that raises on meta (a
-    correct one may read values, e.g. with .item()) did honour the device and passes."""
+    """causal_mask(size, device="meta") must make the mask on the device it is given: a mask
+    built on the CPU whatever ``device`` says fails here on any machine. The meta device is
+    honoured when the code hands it to a torch function or tensor method; the call then
+    runs on the CPU (see :class:`_MetaAsked`), so the values are checked too."""
     on = f"size={size}, device='meta'"
     fn = impl.attr("causal_mask")
+    mode = _MetaAsked()
 
-    def on_meta(*args, **kwargs):
-        try:
+    def asked_for_meta(*args, **kwargs):
+        with mode:
             return fn(*args, **kwargs)
-        except (guard.ForbiddenCall, guard.LearnerTimeout):
-            raise
-        except Exception:  # values asked of a meta tensor: it was made there
-            return None
 
-    got = impl.call(on_meta, size, device="meta", what="causal_mask", on=on)
-    if got is None:
-        return
+    got = impl.call(asked_for_meta, size, device="meta", what="causal_mask", on=on)
     check = _("causal_mask on the device it is given")
     got = expect_tensor(got, check, on)
-    if got.device.type != "meta":
+    if not mode.asked and got.device.type != "meta":
         raise verdict(check, on, [
             _("expected device meta, got {device}: make the mask on `device` (e.g. "
               "torch.full(..., device=device)), not on the CPU", device=got.device)])
-    if got.shape != (size, size) or got.dtype != torch.float32:
+    if got.device.type == "meta":  # made there without any torch call we could see
+        return
+    expected = nn.Transformer.generate_square_subsequent_mask(size)
+    if got.shape != expected.shape or got.dtype != torch.float32:
         raise verdict(check, on, [_("expected float32 {expected}, got {dtype} {shape}",
                                     expected=(size, size), dtype=str(got.dtype)[6:],
                                     shape=tuple(got.shape))])
+    check_mask_values(got, expected, check, on, [])
 
 
 def check_causal(impl: Implementation, size: int, device=None) -> None:

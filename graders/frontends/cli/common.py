@@ -148,7 +148,7 @@ def hint_level_word(level: str) -> str:
 def track_title(key: str) -> str:
     """A track's title (registry.TRACKS) in the learner's language."""
     title = registry.TRACKS.get(key, key)
-    translated = {"Foundations": _("Foundations"),
+    translated = {"Foundations": _("Foundations"), "Decoder-only LLMs": _("Decoder-only LLMs"),
                   "Full models and modern inference": _("Full models and modern inference")}
     return translated.get(title, title)
 

@@ -1,0 +1,6 @@
+"""Kata 17_beam_search (Beam search over a next-token step function).
+
+``checks`` is its grader (what katas/17_beam_search/test_beam_search.py imports); ``meta``
+its registry entry, hint ladder, own mistakes and quiz. Nothing is imported here: reading
+``meta`` must stay cheap (no torch).
+"""

@@ -1,0 +1,634 @@
+"""Grader for kata 17: ``beam_search`` over a next-token step function.
+
+The step functions are deterministic tables: the log-probabilities after a prefix are a
+log-softmax of normal draws seeded by the prefix itself (plus a bias on eos that makes
+hypotheses finish early or late), in float64 or float32. Each one records its calls, so
+the call pattern is graded too: one call per step with every live hypothesis stacked,
+call j with prefixes of j + 1 tokens starting with bos, no call after the search stopped.
+Extra rows (finished hypotheses, padding) are allowed; rows may come in any order.
+
+:func:`search` is the contract's search in plain Python with one switch per catalogued
+mistake; a wrong answer is named by the mistake whose reproduction it matches (the
+hypotheses and their scores, or at least their tokens in order, or the set of them).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+import torch
+from torch import Tensor
+
+from graders.core.i18n import N_, _
+from graders.core.implementation import Implementation
+from graders.core.inputs import drawn_cases
+from graders.core.report import describe_inputs, describe_value, title, verdict
+from graders.beam_search.meta import beam_sequence_count  # the quiz's count, one formula
+
+__all__ = [
+    "test_beam_search_example",
+    "test_beam_search_finishing_hypotheses",
+    "test_beam_search_reaching_max_len",
+    "test_beam_search_random_cases",
+    "test_beam_size_one_is_greedy",
+    "test_wide_beam_is_exhaustive",
+    "test_beam_search_float32",
+    "test_beam_search_edge_cases",
+]
+
+RTOL = {torch.float64: 1e-9, torch.float32: 1e-5}
+ATOL = 1e-12
+# A mistake's reproduction may sum in another order: its scores are matched more loosely.
+MISTAKE_RTOL = 1e-4
+
+Prefix = tuple[int, ...]
+Result = list[tuple[Prefix, float]]
+
+
+# ------------------------------------------------------------------------ step functions
+
+
+@dataclass
+class StepTable:
+    """Next-token log-probabilities as a deterministic function of the whole prefix.
+
+    ``eos_bias`` is added to eos's logit before the log-softmax: positive makes hypotheses
+    finish early, negative lets the search run to max_len. Rows are rounded to ``dtype``
+    (what the learner receives) and kept in float64 for the references.
+    """
+
+    vocab: int
+    seed: int
+    eos_idx: int
+    eos_bias: float = 0.0
+    spread: float = 1.5
+    dtype: torch.dtype = torch.float64
+    _rows: dict[Prefix, Tensor] = field(default_factory=dict)
+
+    def row(self, prefix: Prefix) -> Tensor:
+        """(V,) float64: the log-probabilities of the next token after ``prefix``."""
+        cached = self._rows.get(prefix)
+        if cached is None:
+            generator = torch.Generator().manual_seed(hash((self.seed, prefix)) & (2**62 - 1))
+            logits = torch.randn(self.vocab, generator=generator, dtype=torch.float64) * self.spread
+            logits[self.eos_idx] += self.eos_bias
+            cached = torch.log_softmax(logits, dim=0).to(self.dtype).to(torch.float64)
+            self._rows[prefix] = cached
+        return cached
+
+    def values(self, prefix: Prefix) -> list[float]:
+        return self.row(prefix).tolist()
+
+
+@dataclass
+class LastTokenTable:
+    """The README's step function: a fixed (V, V) table of probabilities indexed by the
+    last token (float64)."""
+
+    probabilities: tuple[tuple[float, ...], ...]
+    dtype: torch.dtype = torch.float64
+
+    @property
+    def vocab(self) -> int:
+        return len(self.probabilities)
+
+    def row(self, prefix: Prefix) -> Tensor:
+        return torch.tensor(self.probabilities[prefix[-1]], dtype=torch.float64).log()
+
+    def values(self, prefix: Prefix) -> list[float]:
+        return self.row(prefix).tolist()
+
+
+README_TABLE = LastTokenTable(((0.05, 0.05, 0.50, 0.40),   # after bos (0)
+                               (0.10, 0.20, 0.30, 0.40),   # after eos (1): never asked
+                               (0.05, 0.35, 0.30, 0.30),   # after "a" (2)
+                               (0.05, 0.05, 0.05, 0.85)))  # after "b" (3)
+
+
+class StepMisuse(Exception):
+    """step_fn was called in a way the contract does not allow (raised inside the call);
+    ``slug`` is the mistake that misuse is characteristic of, if any."""
+
+    def __init__(self, message: str, slug: str | None = None):
+        super().__init__(message)
+        self.slug = slug
+
+
+def slug_for_exception(exc: BaseException) -> str | None:
+    """A token outside the vocabulary reaching step_fn, or a parent index past the live
+    hypotheses (PyTorch's "index 5 is out of bounds for dimension 0"), comes from splitting
+    a flat candidate index with the wrong divisor."""
+    if isinstance(exc, StepMisuse):
+        return exc.slug
+    if isinstance(exc, IndexError) and "out of bounds for dimension 0" in str(exc):
+        return "beam-index-wrong"
+    return None
+
+
+class RecordingStep:
+    """The ``step_fn`` handed to the learner: checks and records every call."""
+
+    def __init__(self, table: StepTable, bos_idx: int):
+        self.table = table
+        self.bos_idx = bos_idx
+        self.calls: list[list[Prefix]] = []
+
+    def __call__(self, tokens: Any) -> Tensor:
+        if not isinstance(tokens, Tensor):
+            raise StepMisuse(_("step_fn expects a LongTensor (k, t), got {value}",
+                               value=describe_value(tokens)))
+        if tokens.dtype != torch.long or tokens.dim() != 2 or tokens.size(0) == 0 \
+                or tokens.size(1) == 0:
+            raise StepMisuse(_("step_fn expects a non-empty LongTensor (k, t), got {dtype} {shape}",
+                               dtype=str(tokens.dtype).removeprefix("torch."),
+                               shape=tuple(tokens.shape)))
+        rows = [tuple(row) for row in tokens.tolist()]
+        self.calls.append(rows)
+        for row in rows:
+            if row[0] != self.bos_idx:
+                raise StepMisuse(_("step_fn got the prefix {prefix}, which does not start with "
+                                   "bos_idx = {bos}", prefix=list(row), bos=self.bos_idx))
+            if any(not 0 <= token < self.table.vocab for token in row):
+                raise StepMisuse(_("step_fn got the prefix {prefix}, with a token outside the "
+                                   "vocabulary 0..{last}", prefix=list(row),
+                                   last=self.table.vocab - 1), "beam-index-wrong")
+        return torch.stack([self.table.row(row) for row in rows]).to(self.table.dtype)
+
+
+# ---------------------------------------------------------------------------- reference
+
+
+def search(table: StepTable, bos: int, eos: int, beam_size: int, max_len: int,
+           length_penalty: float = 1.0, *, scoring: str = "sum", selection: str = "global",
+           split: str = "row-major", finished: str = "removed", penalty: str = "final",
+           eos_ignored: bool = False) -> tuple[Result, list[list[Prefix]]]:
+    """The contract's beam search in plain Python, and the live prefixes of each call.
+
+    Switches, one per catalogued mistake (the defaults are correct):
+    ``scoring`` "product" (log-probabilities multiplied, from 1), "probs" (probabilities
+    added) or "prob-product" (probabilities multiplied): log-probs-not-summed; "last": scores-not-accumulated. ``selection``
+    "per-beam": each live hypothesis keeps its own best max(1, keep // k) continuations
+    (topk-per-beam), "per-beam-unsorted": each row's best keep, concatenated, the first
+    keep taken. ``split`` "<layout>-<divisor>": the flat index f of the row-major (k, V)
+    candidates split as (f // d, f % d) ("row") or (f % d, f // d) ("col"), d = k, V or
+    beam_size (beam-index-wrong; undefined where an index falls outside). ``finished``
+    "extended": a hypothesis ending in eos is finished but also stays live; "frozen": a
+    fixed-width beam where finished hypotheses keep competing with their frozen scores
+    (finished-beam-not-removed). ``penalty`` "carried" / "carried-twice": the running
+    scores divided by n ** length_penalty at every step (and again at the end);
+    "carried-live": the live ones divided after each step, all again at the end:
+    length-penalty-in-pruning; "none" (raw final scores) / "ranked-raw" (divided, but
+    ranked by the raw sums) / "scored-raw" (ranked divided, raw scores returned):
+    length-penalty-missing. ``eos_ignored``: nothing finishes before max_len.
+    """
+    start = 1.0 if scoring in ("product", "prob-product") else 0.0
+    live: list[tuple[Prefix, float]] = [((bos,), start)]
+    done: list[tuple[Prefix, float]] = []
+    calls: list[list[Prefix]] = []
+    carried = penalty in ("carried", "carried-twice")
+
+    def extend(score: float, log_prob: float, n: int) -> float:
+        if scoring == "product":
+            return score * log_prob
+        if scoring == "prob-product":
+            return score * math.exp(log_prob)
+        if scoring == "probs":
+            return score + math.exp(log_prob)
+        if scoring == "last":
+            return log_prob
+        if carried:  # the parent's score is already divided by (n - 1) ** alpha
+            return (score + log_prob) / n ** length_penalty
+        return score + log_prob
+
+    if finished == "frozen":
+        beam = [((bos,), start, False)]
+        while not all(ended for _p, _s, ended in beam) and len(beam[0][0]) < max_len:
+            growing = [(p, s) for p, s, ended in beam if not ended]
+            calls.append([p for p, _s in growing])
+            candidates = [(p, s, True) for p, s, ended in beam if ended]
+            for p, s in growing:
+                for token, lp in enumerate(table.values(p)):
+                    candidates.append((p + (token,), extend(s, lp, len(p)), token == eos))
+            candidates.sort(key=lambda c: c[1], reverse=True)
+            beam = candidates[:beam_size]
+        done = [(p, s) for p, s, _ended in beam]
+        return rank(done, length_penalty, penalty), calls
+
+    while live and len(done) < beam_size and len(live[0][0]) < max_len:
+        calls.append([p for p, _s in live])
+        keep = beam_size - len(done)
+        candidates = []  # row-major over (k, V): (score, parent, token)
+        for i, (p, s) in enumerate(live):
+            for token, lp in enumerate(table.values(p)):
+                candidates.append((extend(s, lp, len(p)), i, token))
+        vocab = table.vocab
+        if selection == "global":
+            pool = candidates
+            order = sorted(range(len(pool)), key=lambda f: pool[f][0], reverse=True)[:keep]
+        else:  # per-beam: each row's best max(1, keep // k), then the best of those;
+            # per-beam-one: each row's best (a beam that never widens past its first row);
+            # per-beam-unsorted: each row's best keep, rows concatenated, the first keep
+            each = {"per-beam": max(1, keep // len(live)), "per-beam-one": 1}.get(selection, keep)
+            pool = []
+            for i in range(len(live)):
+                own = candidates[i * vocab:(i + 1) * vocab]
+                pool += sorted(own, key=lambda c: c[0], reverse=True)[:each]
+            order = list(range(len(pool)))
+            if selection != "per-beam-unsorted":
+                order.sort(key=lambda f: pool[f][0], reverse=True)
+            order = order[:keep]
+        chosen = []
+        for f in order:
+            score, parent, token = pool[f]
+            if split != "row-major":  # "<layout>-<divisor>": the flat index split wrongly
+                layout, divisor = split.split("-")
+                d = {"k": len(live), "beam": beam_size, "V": vocab}[divisor]
+                parent, token = (f // d, f % d) if layout == "row" else (f % d, f // d)
+                if not (0 <= parent < len(live) and 0 <= token < vocab):
+                    raise IndexError(split)
+            chosen.append((live[parent][0] + (token,), score))
+        ends = [(p, s) for p, s in chosen if p[-1] == eos and not eos_ignored]
+        done += ends
+        live = chosen if finished == "extended" else [c for c in chosen if c not in ends]
+        if penalty == "carried-live":  # the live sums divided as they are carried forward
+            live = [(p, s / (len(p) - 1) ** length_penalty) for p, s in live]
+    done += live
+    return rank(done[:beam_size], length_penalty, penalty), calls
+
+
+def rank(done: list[tuple[Prefix, float]], alpha: float, penalty: str) -> Result:
+    """Final scores (raw sum / n ** alpha, n = tokens after bos) sorted best first, or what
+    a length-penalty mistake makes of them."""
+    def final(p: Prefix, s: float) -> float:
+        if penalty in ("none", "scored-raw", "carried"):
+            return s
+        return s / (len(p) - 1) ** alpha
+
+    def ranking(p: Prefix, s: float) -> float:
+        return s if penalty == "ranked-raw" else final(p, s) if penalty != "scored-raw" \
+            else s / (len(p) - 1) ** alpha
+
+    ordered = sorted(done, key=lambda item: ranking(*item), reverse=True)
+    return [(p, final(p, s)) for p, s in ordered]
+
+
+# Mistakes that leave the hypotheses as they are and change only their final scores and
+# order: named only when the scores match too (an order alone is explained by other slips,
+# such as n counting bos).
+SCORES_ONLY = ("none", "ranked-raw", "scored-raw")
+
+
+def suspects(table, bos, eos, beam_size, max_len, alpha) -> list[tuple[str, Callable[[], Result], bool]]:
+    """(slug, prediction, whether the scores must match) for every catalogued mistake of
+    the results."""
+    def variant(slug, max_len=max_len, **switches):
+        strict = switches.get("penalty") in SCORES_ONLY
+        return (slug, lambda: search(table, bos, eos, beam_size, max_len, alpha, **switches)[0],
+                strict)
+
+    found = [variant("log-probs-not-summed", scoring="product"),
+             variant("log-probs-not-summed", scoring="probs"),
+             variant("scores-not-accumulated", scoring="last"),
+             variant("log-probs-not-summed", scoring="prob-product"),
+             variant("topk-per-beam", selection="per-beam"),
+             variant("topk-per-beam", selection="per-beam-unsorted"),
+             variant("topk-per-beam", selection="per-beam-one"),
+             *(variant("beam-index-wrong", split=split)
+               for split in ("col-k", "col-V", "col-beam", "row-k", "row-beam")),
+             variant("finished-beam-not-removed", finished="extended"),
+             variant("finished-beam-not-removed", finished="frozen"),
+             variant("length-penalty-in-pruning", penalty="carried"),
+             variant("length-penalty-in-pruning", penalty="carried-twice"),
+             variant("length-penalty-in-pruning", penalty="carried-live"),
+             variant("length-penalty-missing", penalty="none"),
+             variant("length-penalty-missing", penalty="ranked-raw"),
+             variant("length-penalty-missing", penalty="scored-raw"),
+             variant("max-len-off-by-one", max_len=max_len + 1),
+             variant("eos-ignored", eos_ignored=True)]
+    if max_len > 2:
+        found.append(variant("max-len-off-by-one", max_len=max_len - 1))
+    return found
+
+
+# ---------------------------------------------------------------------------- comparison
+
+
+def describe_result(result: Result, limit: int = 3) -> str:
+    shown = "; ".join(f"{list(p)} {s:.6g}" for p, s in result[:limit])
+    more = "; ..." if len(result) > limit else ""
+    return f"[{shown}{more}]" if result else "[]"
+
+
+def describe_brief(value: Any) -> str:
+    """A tensor or numpy value in a few words, without describe_value's advice to keep
+    tensors (this kata returns Python values)."""
+    if isinstance(value, Tensor):
+        device = "" if value.device.type == "cpu" else f" on {value.device}"
+        return _("a tensor {dtype} {shape}{device}", dtype=str(value.dtype).removeprefix("torch."),
+                 shape=tuple(value.shape), device=device)
+    if type(value).__module__ == "numpy":
+        return _("a numpy {kind} {dtype}", kind=type(value).__name__, dtype=str(value.dtype))
+    return describe_value(value)
+
+
+def as_result(got: Any, check: str, on: str) -> Result:
+    """The learner's return value as ((tokens...), score) pairs, or a verdict on its type."""
+    if not isinstance(got, (list, tuple)):
+        raise verdict(check, on, [_("expected a list of (tokens, score) pairs, got {value}",
+                                    value=describe_value(got))])
+    result: Result = []
+    for item in got:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise verdict(check, on, [_("expected each item to be a pair (tokens, score), got "
+                                        "{value}", value=describe_value(item))])
+        tokens, score = item
+        if isinstance(tokens, Tensor) or type(tokens).__module__ == "numpy":
+            raise verdict(check, on, [_("tokens must be a list of Python ints, got {value} "
+                                        "(use .tolist())", value=describe_brief(tokens))])
+        if not isinstance(tokens, (list, tuple)) or not all(
+                isinstance(t, int) and not isinstance(t, bool) for t in tokens):
+            raise verdict(check, on, [_("tokens must be a list of Python ints, got {value}",
+                                        value=describe_value(tokens))])
+        if isinstance(score, Tensor) or type(score).__module__ == "numpy":
+            raise verdict(check, on, [_("the score must be a Python float, got {value} (use "
+                                        ".item())", value=describe_brief(score))])
+        if not isinstance(score, float):
+            raise verdict(check, on, [_("the score must be a Python float, got {value}",
+                                        value=describe_value(score))])
+        result.append((tuple(tokens), score))
+    return result
+
+
+def scores_close(a: Result, b: Result, rtol: float) -> bool:
+    return all(abs(x - y) <= rtol * abs(y) + ATOL for (_p, x), (_q, y) in zip(a, b))
+
+
+def tiers(a: Result, b: Result, rtol: float) -> tuple[bool, bool, bool]:
+    """(same hypotheses and scores in order, same tokens in order, same set of tokens)."""
+    ordered = [p for p, _s in a] == [p for p, _s in b]
+    return (ordered and scores_close(a, b, rtol), ordered,
+            sorted(p for p, _s in a) == sorted(p for p, _s in b))
+
+
+def identify_result(got: Result, expected: Result, candidates) -> str | None:
+    """The slug whose prediction explains ``got``: the closest tier that any prediction
+    reaches decides, and two different slugs there name none. A ``strict`` prediction
+    counts at the first tier only (scores and order)."""
+    predictions = []
+    for slug, predict, strict in candidates:
+        try:
+            predictions.append((slug, predict(), strict))
+        except Exception:  # the mistake is not defined for this input
+            continue
+    for tier in range(3):
+        explaining = {slug for slug, predicted, strict in predictions
+                      if (tier == 0 or not strict)
+                      and tiers(got, predicted, MISTAKE_RTOL)[tier]
+                      and not tiers(predicted, expected, MISTAKE_RTOL)[tier]}
+        if explaining:
+            return explaining.pop() if len(explaining) == 1 else None
+    if got and all(score == 0.0 for _p, score in got) and any(s for _p, s in expected):
+        # log-probabilities multiplied into a running score that starts at 0: every
+        # candidate scores 0 for ever
+        return "log-probs-not-summed"
+    return None
+
+
+@dataclass(frozen=True)
+class Case:
+    vocab: int
+    bos: int
+    eos: int
+    beam_size: int
+    max_len: int
+    length_penalty: float | None  # None: left at the default (1.0)
+    seed: int
+    eos_bias: float = 0.0
+    dtype: torch.dtype = torch.float64
+
+    @property
+    def alpha(self) -> float:
+        return 1.0 if self.length_penalty is None else self.length_penalty
+
+    def table(self) -> StepTable | LastTokenTable:
+        if self.seed < 0:
+            return README_TABLE
+        return StepTable(self.vocab, self.seed, self.eos, self.eos_bias, dtype=self.dtype)
+
+    def describe(self) -> str:
+        penalty = {} if self.length_penalty is None else {"length_penalty": self.length_penalty}
+        dtype = "" if self.dtype == torch.float64 else ", step_fn float32"
+        which = (_("the README's step_fn") if self.seed < 0
+                 else _("step table {seed}", seed=self.seed))
+        return describe_inputs(V=self.vocab, bos_idx=self.bos, eos_idx=self.eos,
+                               beam_size=self.beam_size, max_len=self.max_len,
+                               **penalty) + dtype + f" ({which})"
+
+
+def run_learner(impl: Implementation, case: Case, step: RecordingStep) -> Any:
+    kwargs = {} if case.length_penalty is None else {"length_penalty": case.length_penalty}
+    return impl.call(impl.attr("beam_search"), step, case.bos, case.eos, case.beam_size,
+                     case.max_len, what="beam_search", on=case.describe(), **kwargs)
+
+
+def check_case(impl: Implementation, case: Case, expected: Result | None = None,
+               against: str | None = None) -> None:
+    """The learner's hypotheses and scores against the reference's (or ``expected``), then
+    the calls to step_fn against the reference's live hypotheses."""
+    table = case.table()
+    step = RecordingStep(table, case.bos)
+    on = case.describe()
+    got_raw = run_learner(impl, case, step)
+    reference, live_calls = search(table, case.bos, case.eos, case.beam_size, case.max_len,
+                                   case.alpha)
+    if expected is None:
+        expected = reference
+    check = against or _("the hypotheses and their scores")
+    got = as_result(got_raw, check, on)
+    rtol = RTOL[case.dtype]
+    if len(got) != len(expected) or not tiers(got, expected, rtol)[0]:
+        slug = identify_result(got, expected, suspects(
+            table, case.bos, case.eos, case.beam_size, case.max_len, case.alpha))
+        details = [_("expected {count} hypotheses, best first: {result}", count=len(expected),
+                     result=describe_result(expected)),
+                   _("got      {count}: {result}", count=len(got), result=describe_result(got))]
+        first = next((i for i, (a, b) in enumerate(zip(got, expected)) if a[0] != b[0]
+                      or abs(a[1] - b[1]) > rtol * abs(b[1]) + ATOL), None)
+        if first is not None:
+            details.append(_("first difference at position {index}: expected {want}, got {have}",
+                             index=first, want=describe_result([expected[first]]),
+                             have=describe_result([got[first]])))
+        raise verdict(check, on, details, slug)
+    check_calls(step.calls, live_calls, on)
+
+
+def check_calls(calls: list[list[Prefix]], live_calls: list[list[Prefix]], on: str) -> None:
+    """One call per step, prefixes of j + 1 tokens at call j, every live hypothesis among
+    the rows (extra rows allowed), no call after the search stopped."""
+    check = _("the calls to step_fn")
+    lengths = [len(rows[0]) for rows in calls]
+    if any(lengths.count(n) > 1 for n in set(lengths)):
+        n = next(n for n in lengths if lengths.count(n) > 1)
+        raise verdict(check, on, [
+            _("step_fn was called {count} times with prefixes of {length} tokens: call it once "
+              "per step, with every live hypothesis stacked into one (k, t) batch",
+              count=lengths.count(n), length=n),
+            _("rows per call: {rows}", rows=[len(rows) for rows in calls][:8])],
+            "step-per-hypothesis")
+    for j, (rows, live) in enumerate(zip(calls, live_calls)):
+        if lengths[j] != j + 1:
+            raise verdict(check, on, [_("call {j} (from 0) got prefixes of {got} tokens; it "
+                                        "should get {want} (bos and one token per step so far)",
+                                        j=j, got=lengths[j], want=j + 1)])
+        missing = sorted(set(live) - set(rows))
+        if missing:
+            raise verdict(check, on, [_("call {j} lacks the live hypothesis {prefix}: every "
+                                        "live hypothesis must be extended", j=j,
+                                        prefix=list(missing[0]))])
+    if len(calls) > len(live_calls):
+        raise verdict(check, on, [_("step_fn was called {count} times; the search stops after "
+                                    "{want} calls (beam_size hypotheses finished, or max_len "
+                                    "tokens reached)", count=len(calls), want=len(live_calls))])
+    if len(calls) < len(live_calls):
+        raise verdict(check, on, [_("step_fn was called {count} times; the search needs {want} "
+                                    "calls", count=len(calls), want=len(live_calls))])
+
+
+# --------------------------------------------------------------------- the independent checks
+
+
+def greedy(table: StepTable, bos: int, eos: int, max_len: int, alpha: float) -> Result:
+    """Argmax at every step, stop at eos or max_len: what beam_size = 1 must return."""
+    prefix, total = (bos,), 0.0
+    while len(prefix) < max_len and (len(prefix) == 1 or prefix[-1] != eos):
+        row = table.row(prefix)
+        token = int(row.argmax())
+        prefix, total = prefix + (token,), total + float(row[token])
+    return [(prefix, total / (len(prefix) - 1) ** alpha)]
+
+
+def exhaustive(table: StepTable, bos: int, eos: int, max_len: int, alpha: float) -> Result:
+    """Every sequence the search can produce (ending in eos, or reaching max_len), ranked."""
+    found: Result = []
+    frontier = [((bos,), 0.0)]
+    while frontier:
+        prefix, total = frontier.pop()
+        for token, lp in enumerate(table.values(prefix)):
+            extended = (prefix + (token,), total + lp)
+            if token == eos or len(extended[0]) == max_len:
+                found.append(extended)
+            else:
+                frontier.append(extended)
+    return sorted(((p, s / (len(p) - 1) ** alpha) for p, s in found),
+                  key=lambda item: item[1], reverse=True)
+
+
+# ------------------------------------------------------------------------------ core
+
+# seed -1: the README's table (V = 4, bos 0, eos 1), where beam search beats greedy.
+README_CASES = [Case(vocab=4, bos=0, eos=1, beam_size=2, max_len=4, length_penalty=None,
+                     seed=-1),
+                Case(vocab=4, bos=0, eos=1, beam_size=1, max_len=4, length_penalty=None,
+                     seed=-1)]
+
+
+@title(N_("the README's example"))
+@pytest.mark.core
+def test_beam_search_example(impl):
+    """The README's step function: beam_size 2 and 1, max_len 4, the default length_penalty;
+    hypotheses, scores, order and the calls to step_fn."""
+    for case in README_CASES:
+        check_case(impl, case)
+    check_case(impl, Case(vocab=6, bos=0, eos=1, beam_size=3, max_len=5, length_penalty=None,
+                          seed=17, eos_bias=0.5))
+
+
+@title(N_("hypotheses that finish at different lengths"))
+@pytest.mark.core
+def test_beam_search_finishing_hypotheses(impl):
+    """eos is likely: hypotheses finish early and the beam shrinks; length_penalty 1, 0.6,
+    0 and 2 rank them."""
+    for i, alpha in enumerate((None, 0.6, 0.0, 2.0)):
+        check_case(impl, Case(vocab=7, bos=2, eos=5, beam_size=4, max_len=7, length_penalty=alpha,
+                              seed=170 + i, eos_bias=1.5))
+
+
+@title(N_("hypotheses that reach max_len"))
+@pytest.mark.core
+def test_beam_search_reaching_max_len(impl):
+    """eos is unlikely: the search stops at max_len and the live hypotheses finish without
+    eos."""
+    for i, (max_len, beam) in enumerate(((4, 3), (6, 2), (3, 5))):
+        check_case(impl, Case(vocab=8, bos=7, eos=0, beam_size=beam, max_len=max_len,
+                              length_penalty=0.7, seed=180 + i, eos_bias=-2.0))
+
+
+def random_case(rng: random.Random) -> Case:
+    vocab = rng.randint(3, 10)
+    bos, eos = rng.sample(range(vocab), 2)
+    return Case(vocab=vocab, bos=bos, eos=eos, beam_size=rng.randint(1, 6),
+                max_len=rng.randint(2, 7), length_penalty=rng.choice([None, 0.0, 0.6, 1.0, 2.0]),
+                seed=rng.randint(0, 10_000), eos_bias=rng.uniform(-1.5, 2.0))
+
+
+@title(N_("beam search on random cases"))
+@pytest.mark.core
+def test_beam_search_random_cases(impl):
+    """Random vocabularies, bos and eos, beam sizes, lengths, penalties and eos rates, drawn
+    from a fixed seed (the same cases every run)."""
+    for case in drawn_cases(random_case, count=8, seed=17):
+        check_case(impl, case)
+
+
+# ------------------------------------------------------------------------- follow-ups
+
+
+@title(N_("beam_size 1 is greedy decoding"))
+@pytest.mark.followup
+def test_beam_size_one_is_greedy(impl):
+    """beam_size = 1 returns the argmax path (stopping at eos or max_len), against an
+    independent greedy loop."""
+    for i, bias in enumerate((0.5, -2.0)):
+        case = Case(vocab=9, bos=3, eos=4, beam_size=1, max_len=8, length_penalty=0.6,
+                    seed=190 + i, eos_bias=bias)
+        table = case.table()
+        check_case(impl, case, greedy(table, case.bos, case.eos, case.max_len, case.alpha),
+                   _("beam_size 1 against greedy decoding"))
+
+
+@title(N_("a wide enough beam is exhaustive search"))
+@pytest.mark.followup
+def test_wide_beam_is_exhaustive(impl):
+    """A beam at least as wide as the number of possible sequences returns all of them,
+    ranked (against enumerating every sequence)."""
+    for i, (vocab, max_len, extra) in enumerate(((3, 4, 0), (4, 3, 5))):
+        beam = beam_sequence_count(vocab, max_len) + extra
+        case = Case(vocab=vocab, bos=0, eos=vocab - 1, beam_size=beam, max_len=max_len,
+                    length_penalty=1.0, seed=200 + i, eos_bias=0.3)
+        expected = exhaustive(case.table(), case.bos, case.eos, case.max_len, case.alpha)
+        check_case(impl, case, expected, _("a beam of {beam} against every possible sequence",
+                                           beam=beam))
+
+
+@title(N_("a float32 step function"))
+@pytest.mark.followup
+def test_beam_search_float32(impl):
+    """step_fn returns float32 log-probabilities: scores to a relative 1e-5."""
+    for i, alpha in enumerate((1.0, 0.6)):
+        check_case(impl, Case(vocab=8, bos=1, eos=2, beam_size=3, max_len=6, length_penalty=alpha,
+                              seed=210 + i, eos_bias=0.8, dtype=torch.float32))
+
+
+@title(N_("edge cases"))
+@pytest.mark.followup
+def test_beam_search_edge_cases(impl):
+    """max_len 2 (one step), a beam wider than the vocabulary, eos 0 and bos V - 1, two
+    tokens only."""
+    for i, (vocab, bos, eos, beam, max_len) in enumerate(
+            ((5, 4, 0, 3, 2), (3, 2, 0, 7, 5), (2, 0, 1, 2, 6), (12, 11, 0, 1, 2))):
+        check_case(impl, Case(vocab=vocab, bos=bos, eos=eos, beam_size=beam, max_len=max_len,
+                              length_penalty=1.0, seed=220 + i, eos_bias=0.2))

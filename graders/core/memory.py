@@ -1,0 +1,91 @@
+"""Memory, judged by behaviour: what a call allocates and what an object keeps alive.
+
+:class:`CreatedTensors` records, while active, the largest tensor any operation creates
+(views, which share their input's memory, aside): the graders of katas 14 and 18 hold a
+learner's call under it to check that no (n, m) score matrix or mask is ever built.
+:func:`kept_storages` walks an object's attributes (through lists, tuples, dicts, deques
+and plain objects) and lists every tensor storage it keeps alive, each storage once: the
+bound on a cache's memory (kata 18).
+"""
+
+from __future__ import annotations
+
+import types
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from torch import Tensor
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from graders.core import torch_shortcuts
+
+
+class CreatedTensors(TorchDispatchMode):
+    """While active, records the largest tensor any operation creates: factory functions,
+    arithmetic, matmuls, copies. Views (slices, transposes, expands) are left out: they
+    share their input's memory and allocate nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.largest: tuple[int, tuple[int, ...], str] | None = None  # (numel, shape, op)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if not getattr(func, "is_view", False):
+            for out in tree_leaves(result):
+                if isinstance(out, Tensor) and (self.largest is None or out.numel() > self.largest[0]):
+                    self.largest = (out.numel(), tuple(out.shape), str(func.overloadpacket))
+        return result
+
+
+torch_shortcuts.skip_dynamo_import(CreatedTensors)
+
+
+# What a walk does not enter: code, classes and modules hold no state of the object.
+NOT_WALKED = (str, bytes, type, types.ModuleType, types.FunctionType, types.MethodType,
+              types.BuiltinFunctionType)
+
+
+@dataclass(frozen=True)
+class KeptStorage:
+    path: str  # how the object reaches it, e.g. "self.keys[0]"
+    shape: tuple[int, ...]  # the shape of the (first) tensor seen on this storage
+    elements: int  # the storage's size in elements of that tensor's dtype
+    floating: bool  # whether that tensor holds floating-point (or complex) numbers
+
+
+def kept_storages(obj: Any, name: str = "self", max_depth: int = 6) -> list[KeptStorage]:
+    """Every tensor storage reachable from ``obj``'s attributes, each counted once."""
+    seen_objects: set[int] = set()
+    storages: dict[tuple[str, int], KeptStorage] = {}
+
+    def visit(value: Any, path: str, depth: int) -> None:
+        if isinstance(value, Tensor):
+            storage = value.untyped_storage()
+            key = (str(value.device), storage.data_ptr())
+            if storage.nbytes() and key not in storages:
+                storages[key] = KeptStorage(path, tuple(value.shape),
+                                            storage.nbytes() // value.element_size(),
+                                            value.is_floating_point() or value.is_complex())
+            return
+        if depth > max_depth or id(value) in seen_objects or isinstance(value, NOT_WALKED):
+            return
+        seen_objects.add(id(value))
+        if isinstance(value, dict):
+            for key, item in value.items():
+                visit(item, f"{path}[{key!r}]", depth + 1)
+        elif isinstance(value, (list, tuple, deque)):
+            for i, item in enumerate(value):
+                visit(item, f"{path}[{i}]", depth + 1)
+        else:
+            attributes = dict(getattr(value, "__dict__", None) or {})
+            for slot in getattr(type(value), "__slots__", ()):
+                if hasattr(value, slot):
+                    attributes[slot] = getattr(value, slot)
+            for key, item in attributes.items():
+                visit(item, f"{path}.{key}", depth + 1)
+
+    visit(obj, name, 0)
+    return list(storages.values())

@@ -1,0 +1,6 @@
+"""Kata 18_sliding_window (Sliding-window attention, attention sinks and a rolling KV cache).
+
+``checks`` is its grader (what katas/18_sliding_window/test_sliding_window.py imports);
+``meta`` its registry entry, hint ladder, own mistakes and quiz. Nothing is imported here:
+reading ``meta`` must stay cheap (no torch).
+"""
