@@ -57,9 +57,11 @@ TARGETS = {
     "12_rope": Target(None, "apply_rope"),
     "13_gqa": Target("GroupedQueryAttention", "forward"),
     "14_flash_attention": Target(None, "flash_attention"),
+    "15_llama_block": Target("LlamaBlock", "forward"),
     "16_sampling": Target(None, "apply_temperature"),
     "17_beam_search": Target(None, "beam_search", returns_hypotheses=True),
     "18_sliding_window": Target(None, "sliding_window_attention"),
+    "19_attention_backward": Target(None, "attention_forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -166,6 +168,8 @@ NOT_APPLICABLE = {
     ("17_beam_search", "returns-list"): "it returns a list of Python values already",
     ("17_beam_search", "modifies-input"): "its inputs are a function and ints",
     ("17_beam_search", "detaches-output"): "it returns Python values, not tensors",
+    ("19_attention_backward", "detaches-output"): "the forward is never differentiated: "
+                                                  "gradients come from the learner's backward",
 }
 
 HELPERS = '''

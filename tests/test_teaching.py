@@ -455,3 +455,41 @@ def test_readme_kata_table_shows_difficulty_and_mock_target_from_the_registry():
         kata = get(name)
         assert (difficulty, int(minutes)) == (kata.difficulty, kata.target_minutes), name
     assert "a few minutes" in readme.split("## The katas")[0], "the quick start says how long"
+
+
+def test_lesson_19_backward_numbers_by_running_the_reference():
+    """Kata 19's quiz: rows of dS sum to 0, D = rowsum(dO ∘ O) = rowsum(P ∘ dP), the
+    backward's matmul FLOPs 2.5 times the forward's (FlopCounterMode on the reference), the
+    causal tiles computed, lse's 4 MiB."""
+    import importlib.util
+
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from graders.attention_backward import meta
+    from graders.frontends import quiz as quiz_module
+
+    spec = importlib.util.spec_from_file_location(
+        "reference_19", "solutions/19_attention_backward/attention_backward.py")
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 16, 8, dtype=torch.float64) for _ in range(3))
+    out, lse = reference.attention_forward(q, k, v)
+    grad_out = torch.randn_like(out)
+    p = torch.softmax(q @ k.mT / 8 ** 0.5, -1)
+    dp = grad_out @ v.mT
+    d = (grad_out * out).sum(-1, keepdim=True)
+    assert torch.allclose(d, (p * dp).sum(-1, keepdim=True))
+    assert torch.allclose((p * (dp - d)).sum(-1), torch.zeros(1, 2, 16, dtype=torch.float64), atol=1e-12)
+    with FlopCounterMode(display=False) as forward:
+        reference.attention_forward(q, k, v)
+    with FlopCounterMode(display=False) as backward:
+        reference.attention_backward(q, k, v, out, lse, grad_out)
+    ratio = backward.get_total_flops() / forward.get_total_flops()
+    questions = quiz_module.questions("19")
+    assert ratio == questions[3].answer == 2.5
+    assert forward.get_total_flops() == meta.attention_matmul_flops(16, 16, 8) * 2  # 2 heads
+    tiles = sum(1 for i in range(8) for j in range(8) if j <= i)
+    assert (tiles, 8) == meta.causal_tiles(1024, 128) and questions[6].answer == 36
+    with torch.device("meta"):
+        assert torch.empty(32, 32768, dtype=torch.float32).nbytes == questions[4].answer * 2**20

@@ -134,6 +134,48 @@ SHARED = (
             "Block key j for query i when j > i (with a cache of s positions before the "
             "chunk: j > s + i), e.g. torch.ones(t, t, dtype=torch.bool).triu(1) (True = "
             "blocked) or nn.Transformer.generate_square_subsequent_mask(t)."),
+    # --- RoPE (12, 15), grouped-query heads (13, 15), masks (04, 15), norms (06, 15) ---
+    Mistake("rope-pairs-mismatch",
+            "The wrong features were paired: halves (i, i + d/2) where interleaved pairs "
+            "(2i, 2i+1) were asked, or the reverse, or a cos/sin table laid out for one "
+            "pairing used with the other, or pairs read one way and written back the other "
+            "(the right values with the features permuted).",
+            "Default (rotate half): x1, x2 = x[..., :d/2], x[..., d/2:], results concatenated. "
+            "interleaved=True: x1, x2 = x[..., 0::2], x[..., 1::2], results interleaved back."),
+    Mistake("rope-wrong-frequency",
+            "The angles are off: pair i turns by position * base^(-2i / head_dim), with "
+            "the frequencies right and computed at least in float32 (in float16 or bfloat16 "
+            "an angle is already off by a large fraction of a radian at positions in the "
+            "hundreds).",
+            "pair = arange(head_dim // 2); inv_freq = base ** (-2 * pair / head_dim) - mind "
+            "the brackets, and with arange(0, head_dim, 2) the 2 is already in it. Compute "
+            "the angles in float32 or float64 whatever x's dtype; cast only cos and sin to "
+            "x.dtype."),
+    Mistake("rope-rotation-reversed",
+            "The rotation goes the wrong way (by -θ): the signs of the sin terms are swapped.",
+            "(x1, x2) -> (x1 cos θ - x2 sin θ, x1 sin θ + x2 cos θ); in rotate-half form "
+            "x * cos + cat(-x2, x1) * sin."),
+    Mistake("rope-positions-ignored",
+            "The positions given were ignored: the angles are those of 0 ... n-1 (or of "
+            "another batch row's positions).",
+            "Use positions when it is not None: (n,) for the whole batch, (b, n) one row per "
+            "batch element, broadcast over heads as (b, 1, n, d/2)."),
+    Mistake("kv-heads-tiled",
+            "The key/value heads were tiled (repeat) instead of repeated in place "
+            "(repeat_interleave): query head j got kv head j % num_kv_heads instead of "
+            "j // (num_heads // num_kv_heads).",
+            "Consecutive query heads share a kv head: k.repeat_interleave(num_heads // "
+            "num_kv_heads, dim=1) on (b, num_kv_heads, n, d), not k.repeat(1, group, 1, 1)."),
+    Mistake("causal-mask-transposed",
+            "The causal mask blocks the past instead of the future: query i may see the keys "
+            "after it and not those before (torch.tril where torch.triu belongs).",
+            "Block key j > query i, strictly above the diagonal: "
+            "torch.triu(torch.full((size, size), float('-inf')), diagonal=1)."),
+    Mistake("norm-inside-residual",
+            "The norm was applied to the sublayer's output inside the residual, x + norm(f(x)): "
+            "neither Post-LN nor Pre-LN, and the residual stream itself is never normalised.",
+            "Post-LN normalises the sum, x = norm(x + f(x)); Pre-LN normalises the sublayer's "
+            "input, x = x + f(norm(x))."),
     # --- memory rules (14, 18) ---
     Mistake("full-score-matrix",
             "A tensor the size of the whole (n, m) score matrix (all the scores, or an (n, m) "

@@ -52,7 +52,12 @@ class TimedOut(GradingFailure):
 
 
 class ForbiddenCall(Exception):
-    """Raised inside learner code when it calls a forbidden built-in."""
+    """Raised inside learner code when it calls a forbidden built-in (``args[0]``: its
+    dotted name); ``slug`` is the mistake reported."""
+
+    def __init__(self, name: str, slug: str = "forbidden-builtin"):
+        super().__init__(name)
+        self.slug = slug
 
 
 class LearnerTimeout(Exception):
@@ -63,6 +68,9 @@ class LearnerTimeout(Exception):
 _FUNCTIONS = {
     "torch.nn.functional.scaled_dot_product_attention": "scaled_dot_product_attention",
     "torch.nn.functional.multi_head_attention_forward": "multi_head_attention_forward",
+    # Kata 15: F.rms_norm and the op behind it (nn.RMSNorm calls them) share the name.
+    "torch.nn.functional.rms_norm": "rms_norm",
+    "torch.rms_norm": "rms_norm",
 }
 _MODULES = {
     "torch.nn.MultiheadAttention": torch.nn.MultiheadAttention,
@@ -72,6 +80,7 @@ _MODULES = {
     "torch.nn.Transformer": torch.nn.Transformer,
     "torch.nn.TransformerDecoderLayer": torch.nn.TransformerDecoderLayer,
     "torch.nn.TransformerDecoder": torch.nn.TransformerDecoder,
+    "torch.nn.RMSNorm": torch.nn.RMSNorm,
 }
 # Python functions no TorchFunctionMode sees (kata 18's flex_attention): while learner code
 # runs, the function's code is swapped for one that refuses, however it was imported.
@@ -95,6 +104,43 @@ class _ForbidFunctions(TorchFunctionMode):
         if name in self.names:
             raise ForbiddenCall(self.names[name])
         return func(*args, **(kwargs or {}))
+
+
+# Autograd's entry points, refused while a hand-written backward runs (kata 19): every
+# torch.func transform and torch.autograd.functional goes through torch.autograd.grad, or
+# through torch._make_dual for forward mode. Compared by identity, so a name imported at
+# module level (from torch.autograd import grad) is caught too.
+_AUTOGRAD = {
+    torch.autograd.grad: "torch.autograd.grad",
+    torch.autograd.backward: "torch.autograd.backward",
+    torch.Tensor.backward: "Tensor.backward",
+    torch._make_dual: "forward-mode autograd (torch.func.jvp / jacfwd, torch.autograd.forward_ad)",
+}
+
+
+class _ForbidAutograd(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        try:
+            name = _AUTOGRAD.get(func)
+        except TypeError:  # an unhashable callable is none of them
+            name = None
+        if name:
+            raise ForbiddenCall(name, slug="autograd-in-backward")
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def forbidding(forbidden: Sequence[str], autograd: bool = False) -> Iterator[None]:
+    """Refuse the ``forbidden`` built-ins (and, with ``autograd``, autograd itself) inside
+    the block: for learner code that runs where :func:`call`'s own refusal does not reach,
+    e.g. a custom autograd Function's backward, which the autograd engine runs after
+    the graded call has returned."""
+    with _forbid(forbidden):
+        if autograd:
+            with _ForbidAutograd():
+                yield
+        else:
+            yield
 
 
 def _refusing_code(dotted: str):
@@ -286,10 +332,10 @@ def call(
             text = _("not implemented yet: {what} raises NotImplementedError", what=what)
         raise NotImplementedYet(text) from None
     except ForbiddenCall as exc:
-        lines = [checked_line(what, on), *mistake_lines("forbidden-builtin"),
+        lines = [checked_line(what, on), *mistake_lines(exc.slug),
                  "  " + _("your code called {name}, which this kata forbids", name=exc.args[0]),
                  f"  {_learner_frame(exc, learner_file)}"]
-        raise GradingFailure("\n".join(lines), slug="forbidden-builtin") from None
+        raise GradingFailure("\n".join(lines), slug=exc.slug) from None
     except LearnerTimeout:
         raise TimedOut(
             checked_line(what, on) + "\n  "

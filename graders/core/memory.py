@@ -2,7 +2,8 @@
 
 :class:`CreatedTensors` records, while active, the largest tensor any operation creates
 (views, which share their input's memory, aside): the graders of katas 14 and 18 hold a
-learner's call under it to check that no (n, m) score matrix or mask is ever built.
+learner's call under it (kata 19 too) to check that no (n, m) score matrix or mask is
+ever built, within :func:`memory_limit`.
 :func:`kept_storages` walks an object's attributes (through lists, tuples, dicts, deques
 and plain objects) and lists every tensor storage it keeps alive, each storage once: the
 bound on a cache's memory (kata 18).
@@ -41,6 +42,21 @@ class CreatedTensors(TorchDispatchMode):
 
 
 torch_shortcuts.skip_dynamo_import(CreatedTensors)
+
+
+def memory_limit(q: Tensor, k: Tensor, block_size: int) -> int:
+    """The tiled kernels' bound for q (..., n, d), k (..., m, d): max(n, m) * max(block_size,
+    d) elements per (batch, head), times the number of (batch, head) pairs."""
+    per_head = max(q.size(-2), k.size(-2)) * max(block_size, q.size(-1))
+    return q[..., 0, 0].numel() * per_head
+
+
+def is_score_sized(shape: tuple[int, ...], numel: int, q: Tensor, k: Tensor) -> bool:
+    """Whether a created tensor is an (n, m) matrix (scores, probabilities, a mask) or as
+    large as all of them: what ``full-score-matrix`` names. A smaller excess (say, every
+    block's partial output kept) breaks the rule without being one."""
+    n, m = q.size(-2), k.size(-2)
+    return tuple(shape[-2:]) in ((n, m), (m, n)) or numel >= q[..., 0, 0].numel() * n * m
 
 
 # What a walk does not enter: code, classes and modules hold no state of the object.

@@ -40,9 +40,11 @@ KATA_MODULES = (
     "rope",                 # 12
     "gqa",                  # 13
     "flash_attention",      # 14
+    "llama_block",          # 15
     "sampling",             # 16
     "beam_search",          # 17
     "sliding_window",       # 18
+    "attention_backward",   # 19
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
@@ -81,3 +83,4 @@ def partial_matches(key: str) -> list[Kata]:
     if len(text) < 2 or "/" in text or "\\" in text or text.isdigit():
         return []
     return [kata for kata in KATAS if text in kata.name[3:].lower()]
+

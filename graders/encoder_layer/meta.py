@@ -59,11 +59,6 @@ KATA = Kata(
 
 # The mistakes only this kata's grader names (shared ones: graders.core.catalogue).
 MISTAKES = (
-    Mistake("norm-inside-residual",
-            "The norm was applied to the sublayer's output inside the residual, x + norm(f(x)): "
-            "neither Post-LN nor Pre-LN, and the residual stream itself is never normalised.",
-            "Post-LN normalises the sum, x = norm(x + f(x)); Pre-LN normalises the sublayer's "
-            "input, x = x + f(norm(x))."),
 )
 
 

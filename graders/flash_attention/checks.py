@@ -32,7 +32,7 @@ from graders.core.i18n import N_, _
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
-from graders.core.memory import CreatedTensors
+from graders.core.memory import CreatedTensors, is_score_sized, memory_limit
 from graders.core.mistakes import Suspect
 from graders.core.report import describe_inputs, verdict, title
 
@@ -245,18 +245,6 @@ def misplaced_causal_suspect(q: Tensor, k: Tensor, v: Tensor, index: int) -> Sus
     return Suspect("causal-block-off-by-one", matches=matches)
 
 
-# ------------------------------------------------------------------------- the memory rule
-
-
-# CreatedTensors (graders.core.memory) records the largest tensor the call creates.
-
-
-def memory_limit(q: Tensor, k: Tensor, block_size: int) -> int:
-    """The contract's bound: max(n, m) * max(block_size, d) elements per (batch, head)."""
-    per_head = max(q.size(-2), k.size(-2)) * max(block_size, q.size(-1))
-    return q[..., 0, 0].numel() * per_head
-
-
 # ------------------------------------------------------------------------------ checks
 
 
@@ -303,12 +291,7 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
         numel, shape, op = recorder.largest or (0, (), "")
         if numel > limit:
             b_h = q[..., 0, 0].numel()
-            # Named only for an (n, m)-shaped matrix (scores, a mask) or a tensor as large as
-            # all the scores; a smaller excess (say, every block's partial output kept)
-            # breaks the rule without being one.
-            n, m = q.size(-2), k.size(-2)
-            whole = shape[-2:] in ((n, m), (m, n)) or numel >= b_h * n * m
-            slug = "full-score-matrix" if whole else None
+            slug = "full-score-matrix" if is_score_sized(shape, numel, q, k) else None
             raise verdict(_("the size of every tensor flash_attention creates"), on, [
                 _("your code created a tensor of shape {shape} ({count} elements, by {op})",
                   shape=shape, count=f"{numel:,}", op=op),

@@ -86,3 +86,4 @@ def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
     result = QuizResult(kata.name, tuple(outcomes))
     print("\n" + score_line(result))
     return result
+

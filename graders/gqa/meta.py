@@ -54,12 +54,6 @@ KATA = Kata(
 
 # The mistakes only this kata's grader names (shared ones: graders.core.catalogue).
 MISTAKES = (
-    Mistake("kv-heads-tiled",
-            "The key/value heads were tiled (repeat) instead of repeated in place "
-            "(repeat_interleave): query head j got kv head j % num_kv_heads instead of "
-            "j // (num_heads // num_kv_heads).",
-            "Consecutive query heads share a kv head: k.repeat_interleave(num_heads // "
-            "num_kv_heads, dim=1) on (b, num_kv_heads, n, d), not k.repeat(1, group, 1, 1)."),
     Mistake("kv-proj-full-width",
             "k_proj and v_proj project to the full width E; in GQA they project to "
             "num_kv_heads * head_dim, which is the whole point (fewer kv heads to cache).",

@@ -54,11 +54,6 @@ MISTAKES = (
             "got another batch element's padding.",
             "Rows are batch-major (i*h + j): use repeat_interleave(num_heads, dim=0), or "
             "view (b, 1, 1, m) -> expand (b, h, 1, m) -> reshape (b*h, 1, m)."),
-    Mistake("causal-mask-transposed",
-            "The causal mask blocks the past instead of the future: query i may see the keys "
-            "after it and not those before (torch.tril where torch.triu belongs).",
-            "Block key j > query i, strictly above the diagonal: "
-            "torch.triu(torch.full((size, size), float('-inf')), diagonal=1)."),
     Mistake("mask-and-instead-of-or",
             "The masks were combined with AND: a position must be blocked when *either* "
             "mask blocks it.",

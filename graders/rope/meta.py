@@ -47,31 +47,6 @@ KATA = Kata(
 
 # The mistakes only this kata's grader names (shared ones: graders.core.catalogue).
 MISTAKES = (
-    Mistake("rope-pairs-mismatch",
-            "The wrong features were paired: halves (i, i + d/2) where interleaved pairs "
-            "(2i, 2i+1) were asked, or the reverse, or a cos/sin table laid out for one "
-            "pairing used with the other, or pairs read one way and written back the other "
-            "(the right values with the features permuted).",
-            "Default (rotate half): x1, x2 = x[..., :d/2], x[..., d/2:], results concatenated. "
-            "interleaved=True: x1, x2 = x[..., 0::2], x[..., 1::2], results interleaved back."),
-    Mistake("rope-wrong-frequency",
-            "The angles are off: pair i turns by position * base^(-2i / head_dim), with "
-            "the frequencies right and computed at least in float32 (in float16 or bfloat16 "
-            "an angle is already off by a large fraction of a radian at positions in the "
-            "hundreds).",
-            "pair = arange(head_dim // 2); inv_freq = base ** (-2 * pair / head_dim) - mind "
-            "the brackets, and with arange(0, head_dim, 2) the 2 is already in it. Compute "
-            "the angles in float32 or float64 whatever x's dtype; cast only cos and sin to "
-            "x.dtype."),
-    Mistake("rope-rotation-reversed",
-            "The rotation goes the wrong way (by -θ): the signs of the sin terms are swapped.",
-            "(x1, x2) -> (x1 cos θ - x2 sin θ, x1 sin θ + x2 cos θ); in rotate-half form "
-            "x * cos + cat(-x2, x1) * sin."),
-    Mistake("rope-positions-ignored",
-            "The positions given were ignored: the angles are those of 0 ... n-1 (or of "
-            "another batch row's positions).",
-            "Use positions when it is not None: (n,) for the whole batch, (b, n) one row per "
-            "batch element, broadcast over heads as (b, 1, n, d/2)."),
     Mistake("rope-cos-sin-swapped",
             "cos and sin are swapped in the rotation.",
             "x1' = x1 cos θ - x2 sin θ, x2' = x1 sin θ + x2 cos θ: at position 0 (θ = 0) the "

@@ -82,9 +82,10 @@ def build_report(app: App, announce: Callable[[str], None]) -> dict:
     return {
         "generated": iso(app.clock()),
         "progress": progress_line(now),
-        "tracks": [{"track": key, "title": title,
-                    "katas": [k.name for k in registry.KATAS if k.track == key]}
-                   for key, title in registry.TRACKS.items()],
+        "tracks": [track for track in ({"track": key, "title": title,
+                                        "katas": [k.name for k in registry.KATAS if k.track == key]}
+                                       for key, title in registry.TRACKS.items())
+                   if track["katas"]],  # a track with no kata yet is left out, as in kata list
         "katas": summaries,
         "mocks": state["mocks"],
         "mock_running": (state["mock"] or {}).get("kata"),  # its mistakes are not named
