@@ -6,6 +6,8 @@ a different but sound order of operations gives, half types to their few digits.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Sequence
 
@@ -127,7 +129,26 @@ def expect_close(
             details.append(_("first difference at index {index}, the largest at {largest} (abs "
                              "diff {diff}); {off} of {total} values off (rtol {rtol}, atol "
                              "{atol})", index=index(first), largest=index(worst), **numbers))
-    raise fail(details)
+    failure = fail(details)
+    failure.pictures = matrix_pictures(exp64, got64, index(first))
+    raise failure
+
+
+PICTURE_MAX_SIDE = 16  # larger matrices are not drawn (a heatmap of them says little)
+
+
+def matrix_pictures(expected: torch.Tensor, got: torch.Tensor, first: tuple[int, ...]) -> dict | None:
+    """The (n, m) matrices, expected and got, of the slice holding the first difference
+    ``first`` (an index into tensors of shape (..., n, m), n and m at most 16), as lists of
+    numbers ("-inf", "inf", "nan" as strings, for JSON); None for other shapes."""
+    if expected.dim() < 2 or not all(2 <= side <= PICTURE_MAX_SIDE for side in expected.shape[-2:]):
+        return None
+    at = first[:-2]
+
+    def rows(matrix: torch.Tensor) -> list[list]:
+        return [[v if math.isfinite(v) else str(v) for v in row] for row in matrix[at].tolist()]
+
+    return {"at": list(at), "expected": rows(expected), "got": rows(got)}
 
 
 # Dropout as near to 1 as keeps hand-written dropout's 1 / (1 - p) finite: in training mode

@@ -79,6 +79,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.verdict = str(call.excinfo.value)
         report.not_implemented = isinstance(call.excinfo.value, NotImplementedYet)
         report.slug = call.excinfo.value.slug
+        report.pictures = call.excinfo.value.pictures
         report.longrepr = report.verdict
         if _in_mock(item):  # shown without the mistake's name and hint; recorded whole
             report.longrepr = interview.hidden_verdict(report.verdict, report.slug)
@@ -121,7 +122,8 @@ def record(item: pytest.Item, report: pytest.TestReport) -> None:
     result = results.setdefault(kata, KataResult(kata))
     result.checks.append(
         CheckResult(item.name, tier, outcome, verdict, getattr(report, "slug", None),
-                    title=getattr(getattr(item, "function", None), "title", "")))
+                    title=getattr(getattr(item, "function", None), "title", ""),
+                    pictures=getattr(report, "pictures", None)))
     implementation = getattr(item, "funcargs", {}).get("impl")
     if isinstance(implementation, Implementation):
         result.note = implementation.printed.note() or result.note

@@ -18,7 +18,11 @@ if TYPE_CHECKING:
 
 
 class GradingFailure(AssertionError):
-    """A check failed. ``str(failure)`` is the whole verdict, ready to print."""
+    """A check failed. ``str(failure)`` is the whole verdict, ready to print. ``pictures``:
+    for a matrix that differs, the expected and the learner's (see compare.matrix_pictures),
+    which `kata serve` draws as heatmaps side by side."""
+
+    pictures: dict | None = None
 
     def __init__(self, verdict: str, slug: str | None = None):
         self.slug = slug

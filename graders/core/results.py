@@ -62,6 +62,9 @@ class CheckResult:
     verdict: str = ""  # the failure's full verdict ("" when it passed; why, when skipped)
     slug: str | None = None  # the recognised mistake, if any
     title: str = ""  # the check's title in English (graders.core.report.title); "" if none
+    # A failing matrix check's expected and actual (n, m) matrices, for `kata serve`'s
+    # heatmaps: {"at": leading index, "expected": rows, "got": rows}; None otherwise.
+    pictures: dict | None = None
 
     @property
     def label(self) -> str:

@@ -30,6 +30,7 @@ from graders.core.compare import (
     expect_close,
     expect_grads_close,
     expect_tensor,
+    matrix_pictures,
     tolerance,
 )
 from graders.core.implementation import Implementation
@@ -319,7 +320,9 @@ def check_mask_values(got: Tensor, expected: Tensor, check: str, on: str,
             details.append(_("{count} of {total} position(s) {what}, first at index {index}",
                              count=int(where.sum()), total=where.numel(), what=what, index=first))
     slug = identify(got, expected, suspects, rtol * MISTAKE_SLACK, atol * MISTAKE_SLACK)
-    raise verdict(check, on, details, slug)
+    failure = verdict(check, on, details, slug)
+    failure.pictures = matrix_pictures(exp64, got64, tuple(int(i) for i in (~same).nonzero()[0]))
+    raise failure
 
 
 def run_merge(impl: Implementation, key_padding_mask, attn_mask, num_heads: int,

@@ -11,6 +11,7 @@ get a hint, try again.
     kata mock [KATA]          a timed mock interview (KATA or --random); --submit, --abort
     kata quiz [KATA]          the interviewer follow-up questions, marked
     kata report               a self-assessment in markdown (--json for machines)
+    kata serve                the practice room in the browser (--port, --no-browser)
 
 KATA is an id (03_mha), a number (3 or 03), a short name (mha) or a unique part of one (flash).
 
@@ -28,7 +29,8 @@ and nothing from the other copy is imported into this process.
 This package: main() and locating the copy here; the parser in ``parser``; the learner's
 state in ``state``; the App every command works through in ``app``; shared words and
 helpers in ``common``; one module per command or family (``listing``, ``check``, ``hint``,
-``watch``, ``reset`` (reset, restore, solution), ``mock``, ``quiz``, ``report``).
+``watch``, ``reset`` (reset, restore, solution), ``mock``, ``quiz``, ``report``, ``serve``
+(starts the room of graders.frontends.serve)).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from graders.frontends.cli.parser import build_parser, language_argument
 from graders.frontends.cli.quiz import cmd_quiz
 from graders.frontends.cli.report import cmd_report
 from graders.frontends.cli.reset import cmd_reset, cmd_restore, cmd_solution
+from graders.frontends.cli.serve import cmd_serve
 from graders.frontends.cli.state import fresh_state  # noqa: F401
 from graders.frontends.cli.watch import cmd_watch
 
@@ -66,7 +69,7 @@ INSTALLED_ROOT = registry.REPO_ROOT  # the copy this command was installed from
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "hint": cmd_hint, "watch": cmd_watch,
             "reset": cmd_reset, "restore": cmd_restore, "solution": cmd_solution, "mock": cmd_mock,
-            "quiz": cmd_quiz, "report": cmd_report}
+            "quiz": cmd_quiz, "report": cmd_report, "serve": cmd_serve}
 
 
 def is_checkout(folder: Path) -> bool:

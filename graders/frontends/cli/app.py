@@ -43,6 +43,9 @@ class App:
     rng: random.Random = field(default_factory=random.Random)
     file_changes: Callable[[Path], Iterable] = watch_file
     interactive: bool = False  # stdin is a terminal: watch may ask questions
+    # How a file is graded: (kata, path) -> KataResult. None: in this process
+    # (graders.core.session.grade); `kata serve` grades in a subprocess with a time limit.
+    grader: Callable[[Kata, Path], KataResult] | None = None
 
     def __post_init__(self) -> None:
         self.store = StateStore(self.root / STATE_DIR, self.warn)
@@ -133,8 +136,9 @@ class App:
         """Names one version of a file as graded by one version of the graders."""
         return hashlib.sha256(graders_fingerprint().encode() + path.read_bytes()).hexdigest()
 
-    def backup(self, kata: Kata) -> Path:
-        """Copy the learner's file to .kata/backups/NN_name/, stamped with the time."""
+    def backup(self, kata: Kata, data: bytes | None = None) -> Path:
+        """Copy the learner's file to .kata/backups/NN_name/, stamped with the time (or
+        ``data`` instead of the file: `kata serve` keeps an editor's text so)."""
         source = self.learner_file(kata)
         stamp = datetime.datetime.fromtimestamp(self.clock()).strftime("%Y%m%d-%H%M%S")
         folder = self.root / STATE_DIR / "backups" / kata.name
@@ -143,7 +147,7 @@ class App:
         while target.exists():
             number += 1
             target = folder / f"{source.stem}-{stamp}-{number}{source.suffix}"
-        target.write_bytes(source.read_bytes())
+        target.write_bytes(source.read_bytes() if data is None else data)
         return target
 
     def backups(self, kata: Kata) -> list[Path]:
@@ -232,6 +236,8 @@ class App:
         cached = self.cached_result(self.store.read(), kata, language) if use_cache else None
         if cached is not None:
             result = cached
+        elif self.grader is not None:
+            result = self.grader(kata, path)
         else:
             from graders.core import session  # imports pytest; torch follows on the first grade
 

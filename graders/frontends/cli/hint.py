@@ -11,6 +11,21 @@ from graders.core.registry import HINT_LEVELS
 from graders.frontends.cli.app import App
 from graders.frontends.cli.common import hint_level, hint_level_word, last_attempt, resolve
 
+def reveal_next_hint(app: App, kata) -> tuple[int, bool]:
+    """Reveal the next rung of ``kata``'s hint ladder (recorded in the state): the rung now
+    revealed (1-based) and whether every rung was already revealed. `kata hint` and
+    `kata serve` both reveal through this."""
+    top = len(kata.hints)
+
+    def reveal_next(state: dict) -> tuple[int, bool]:
+        level = hint_level(state, kata)
+        state["hints"][kata.name] = min(level + 1, top)
+        app.touch(state, kata)
+        return min(level + 1, top), level == top
+
+    return app.store.update(reveal_next)
+
+
 def cmd_hint(app: App, args: argparse.Namespace) -> int:
     app.refuse_during_mock(_("a mock interview of {kata} is running: hints must wait until you "
                              "hand it in (kata mock --submit)."))
@@ -23,13 +38,6 @@ def cmd_hint(app: App, args: argparse.Namespace) -> int:
             return 0
         app.print(_("hints for {kata}, the first kata not passed yet", kata=kata.name), style="dim")
     top = len(kata.hints)
-
-    def reveal_next(state: dict) -> tuple[int, bool]:
-        level = hint_level(state, kata)
-        state["hints"][kata.name] = min(level + 1, top)
-        app.touch(state, kata)
-        return min(level + 1, top), level == top
-
     if args.all:
         state = app.store.read()
         level, exhausted = hint_level(state, kata), False
@@ -38,7 +46,7 @@ def cmd_hint(app: App, args: argparse.Namespace) -> int:
                         kata=kata.name, id=kata.id))
         shown = range(1, level + 1)
     else:
-        level, exhausted = app.store.update(reveal_next)
+        level, exhausted = reveal_next_hint(app, kata)
         state = app.store.read()
         shown = range(level, level + 1)
     for number in shown:

@@ -28,7 +28,8 @@ def overview() -> str:
         "    kata solution KATA        show the reference solution (your report will say so)\n"
         "    kata mock [KATA]          a timed mock interview (KATA or --random); --submit, --abort\n"
         "    kata quiz [KATA]          the interviewer follow-up questions, marked\n"
-        "    kata report               a self-assessment in markdown (--json for machines)\n\n"
+        "    kata report               a self-assessment in markdown (--json for machines)\n"
+        "    kata serve                the practice room in the browser (--port, --no-browser)\n\n"
         "KATA is an id (03_mha), a number (3 or 03), a short name (mha) or a unique part of one\n"
         "(flash).\n\n"
         "Language: --lang LANG (before or after the command), else KATA_LANG, else a zh locale\n"
@@ -171,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
                   "came back in two or more attempts; your mock interviews; and what to practise\n"
                   "next. Markdown, or JSON with --json."))
     p.add_argument("--json", action="store_true", help=_("JSON for machines instead of markdown"))
+    p = command("serve", _("The practice room in the browser."),
+                _("Starts a local web app on 127.0.0.1 and opens it: the katas, an editor holding\n"
+                  "the kata's file, Check, Hint, Reset, Restore, Solution, Quiz and mock\n"
+                  "interviews, on the same files and state as the kata command. The address\n"
+                  "it prints carries a secret token: only that address gets in. Ctrl-C stops it."))
+    p.add_argument("--port", type=int, default=8765, help=_("the port (default 8765; 0: any free one)"))
+    p.add_argument("--no-browser", action="store_true", help=_("do not open a browser"))
     return parser
 
 

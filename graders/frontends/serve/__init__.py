@@ -1,0 +1,1 @@
+"""`kata serve`: the practice room in the browser (see graders.frontends.serve.server)."""

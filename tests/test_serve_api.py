@@ -1,0 +1,323 @@
+"""`kata serve`'s API, through Starlette's test client, on a temporary copy of katas/: the
+room does what the `kata` command does (same state file, same backups, same refusals), and
+nobody but the learner gets in (token, Host, Origin, only the katas' own files).
+
+Grading is real where the verdict matters (kata 01, in a subprocess with a time limit);
+elsewhere a stand-in grader keeps the tests fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from graders.core import registry  # noqa: E402
+from graders.core.registry import REPO_ROOT  # noqa: E402
+from graders.core.results import CheckResult, KataResult  # noqa: E402
+from graders.frontends.serve import server  # noqa: E402
+from tests.mutation import mutants  # noqa: E402
+
+TOKEN = "test-token"
+PORT = 8765
+OWN = {"X-Kata-Token": TOKEN, "Host": f"127.0.0.1:{PORT}"}
+ATTENTION = registry.get("01")
+SOLUTION = ATTENTION.solution_path.read_text()
+MISSING_SCALE = next(m for m in mutants(ATTENTION) if m.id == "missing_scale").source(ATTENTION)
+
+
+def stand_in_grader(kata, path) -> KataResult:
+    """Passes when the file is kata 01's reference, fails naming missing-scale otherwise."""
+    passed = Path(path).read_text() == SOLUTION
+    return KataResult(kata.name, [CheckResult("test_x", "core", "passed" if passed else "failed",
+                                              "" if passed else "checked x\n  expected 1, got 2",
+                                              None if passed else "missing-scale")])
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    shutil.copytree(REPO_ROOT / "katas", tmp_path / "katas",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+@pytest.fixture
+def client(root) -> TestClient:
+    app = server.create_app(root, TOKEN, port=PORT, grader=stand_in_grader)
+    return TestClient(app, base_url=f"http://127.0.0.1:{PORT}")
+
+
+@pytest.fixture
+def graded_client(root) -> TestClient:
+    """A room that grades for real, in a subprocess."""
+    return TestClient(server.create_app(root, TOKEN, port=PORT), base_url=f"http://127.0.0.1:{PORT}")
+
+
+def learner_file(root: Path, kata=ATTENTION) -> Path:
+    return root / "katas" / kata.name / kata.file
+
+
+def opened(client, key="01", **params) -> dict:
+    response = client.get(f"/api/kata/{key}", headers=OWN, params=params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+# -- what the room does --
+
+def test_home_shows_the_same_facts_as_kata_list(client):
+    data = client.get("/api/home", headers=OWN).json()
+    names = [k["name"] for track in data["tracks"] for k in track["katas"]]
+    assert names == [k.name for k in registry.KATAS]
+    assert data["progress"].startswith(f"{len(registry.KATAS)} katas:") and data["next"] == "01"
+    first = data["tracks"][0]["katas"][0]
+    assert first["status"] == "not started" and first["minutes"] == ATTENTION.target_minutes
+
+
+def test_the_kata_page_has_the_readme_in_the_learners_language_and_the_file(client, root):
+    english, chinese = opened(client), opened(client, lang="zh-CN")
+    assert english["text"] == learner_file(root).read_text()
+    assert "<h1>" in english["readme"] and "单头" in chinese["readme"]
+    texts = client.get("/api/texts", headers=OWN, params={"lang": "zh-CN"}).json()["texts"]
+    assert texts["check"] == "检查" and texts["hint"] == "提示"
+
+
+def test_check_saves_the_editor_to_the_file_and_grades_it(client, root):
+    page = opened(client)
+    response = client.post("/api/kata/01/check", headers=OWN, json={"text": MISSING_SCALE, "base": page["sha"]})
+    assert response.status_code == 200
+    verdict = response.json()["verdict"]
+    assert learner_file(root).read_text() == MISSING_SCALE  # what pytest katas/01 grades
+    assert verdict["checks"][0]["slug"] == "missing-scale" and verdict["checks"][0]["explanation"]
+    state = json.loads((root / ".kata" / "state.json").read_text())
+    assert state["attempts"][-1]["slugs"] == ["missing-scale"]  # recorded as kata check does
+
+
+def test_a_change_on_disk_is_offered_never_overwritten(client, root):
+    page = opened(client)
+    learner_file(root).write_text("# written by another editor\n")
+    response = client.post("/api/kata/01/save", headers=OWN, json={"text": "mine", "base": page["sha"]})
+    assert response.status_code == 409
+    assert response.json()["disk"]["text"] == "# written by another editor\n"
+    assert learner_file(root).read_text() == "# written by another editor\n"
+    forced = client.post("/api/kata/01/save", headers=OWN,
+                         json={"text": "mine", "base": page["sha"], "force": True})
+    assert forced.status_code == 200 and learner_file(root).read_text() == "mine"
+
+
+def test_the_editors_text_is_set_aside_as_a_backup_that_restore_brings_back(client, root):
+    kept = client.post("/api/kata/01/set-aside", headers=OWN, json={"text": "editor text\n"}).json()
+    assert "backed up" in kept["message"]
+    restored = client.post("/api/kata/01/restore", headers=OWN, json={}).json()
+    assert restored["text"] == "editor text\n" == learner_file(root).read_text()
+
+
+def test_hints_come_one_rung_at_a_time_and_are_recorded(client, root):
+    first = client.post("/api/kata/01/hint", headers=OWN, json={}).json()
+    second = client.post("/api/kata/01/hint", headers=OWN, json={}).json()
+    assert (first["level"], second["level"]) == (1, 2)
+    assert json.loads((root / ".kata" / "state.json").read_text())["hints"]["01_attention"] == 2
+
+
+def test_reset_backs_up_and_restore_brings_it_back(client, root):
+    page = opened(client)
+    client.post("/api/kata/01/save", headers=OWN, json={"text": "my work\n", "base": page["sha"]})
+    reset = client.post("/api/kata/01/reset", headers=OWN, json={}).json()
+    assert reset["text"] == ATTENTION.pristine_skeleton_path.read_text()
+    assert "backed up" in reset["message"]
+    restored = client.post("/api/kata/01/restore", headers=OWN, json={}).json()
+    assert restored["text"] == "my work\n" == learner_file(root).read_text()
+
+
+def test_a_mock_refuses_hints_solution_and_quiz_and_hides_mistakes(client, root):
+    started = client.post("/api/mock/start", headers=OWN, json={"kata": "01", "minutes": 5})
+    mock = started.json()["mock"]
+    assert mock["kata"] == "01_attention" and 0 < mock["left_s"] <= 300
+    for route in ("hint", "solution"):
+        refused = client.post(f"/api/kata/01/{route}", headers=OWN, json={})
+        assert refused.status_code == 409 and "mock" in refused.json()["error"]
+    assert client.get("/api/kata/01/quiz", headers=OWN).status_code == 409
+    page = opened(client)
+    assert "Interviewer follow-ups" in page["readme"] and page["mock"]["kata"] == "01_attention"
+    checked = client.post("/api/kata/01/check", headers=OWN, json={"text": MISSING_SCALE, "base": page["sha"]})
+    assert checked.json()["verdict"]["hidden"] and not checked.json()["verdict"]["checks"][0]["slug"]
+    submitted = client.post("/api/mock/submit", headers=OWN, json={}).json()
+    assert submitted["record"]["kata"] == "01_attention" and submitted["record"]["slugs"] == ["missing-scale"]
+    assert "mock interview of 01_attention" in submitted["message"]
+    report = client.get("/api/report", headers=OWN).json()["markdown"]
+    assert "01_attention" in report
+
+
+def test_a_mock_past_its_deadline_is_handed_in_as_time_ran_out(root):
+    now = [1_750_000_000.0]
+    client = TestClient(server.create_app(root, TOKEN, port=PORT, grader=stand_in_grader,
+                                          clock=lambda: now[0]), base_url=f"http://127.0.0.1:{PORT}")
+    client.post("/api/mock/start", headers=OWN, json={"kata": "01", "minutes": 1})
+    now[0] += 61
+    assert client.get("/api/mock", headers=OWN).json()["mock"] is None  # any request hands it in
+    submitted = client.post("/api/mock/submit", headers=OWN, json={}).json()
+    assert submitted["record"]["outcome"] == "time ran out" and "time ran out" in submitted["message"]
+    state = json.loads((root / ".kata" / "state.json").read_text())
+    assert [m["outcome"] for m in state["mocks"]] == ["time ran out"]
+
+
+def test_the_quiz_is_marked(client):
+    questions = client.get("/api/kata/01/quiz", headers=OWN).json()["questions"]
+    marks = client.post("/api/kata/01/quiz", headers=OWN, json={"answers": {"1": "?"}}).json()
+    assert len(marks["marks"]) == len(questions) and marks["marks"][0]["outcome"] == "wrong"
+
+
+def test_the_solution_is_shown_and_recorded(client, root):
+    shown = client.post("/api/kata/01/solution", headers=OWN, json={}).json()
+    assert shown["solution"] == SOLUTION
+    assert "01_attention" in json.loads((root / ".kata" / "state.json").read_text())["revealed"]
+
+
+def test_real_grading_names_missing_scale_and_survives_an_endless_loop(graded_client, root, monkeypatch):
+    monkeypatch.setenv("KATA_TIME_LIMIT", "1")
+    page = opened(graded_client)
+    verdict = graded_client.post("/api/kata/01/check", headers=OWN,
+                                 json={"text": MISSING_SCALE, "base": page["sha"]}).json()["verdict"]
+    assert "missing-scale" in [c["slug"] for c in verdict["checks"]]
+    loop = MISSING_SCALE.replace("    scores = ", "    while True:\n        pass\n    scores = ", 1)
+    assert loop != MISSING_SCALE
+    verdict = graded_client.post("/api/kata/01/check", headers=OWN,
+                                 json={"text": loop, "base": server.sha(MISSING_SCALE.encode())}).json()["verdict"]
+    assert any("did not finish within 1 s" in c["verdict"] for c in verdict["checks"])
+    crash = "import os\nos._exit(3)\n"
+    verdict = graded_client.post("/api/kata/01/check", headers=OWN,
+                                 json={"text": crash, "base": server.sha(loop.encode())}).json()["verdict"]
+    assert verdict["error"] and not verdict["passed"]
+    assert graded_client.get("/api/home", headers=OWN).status_code == 200  # still serving
+
+
+# -- who gets in --
+
+@pytest.mark.parametrize("method,path", [("GET", "/api/home"), ("GET", "/api/kata/01"),
+                                         ("GET", "/api/kata/01/file"), ("POST", "/api/kata/01/check"),
+                                         ("POST", "/api/kata/01/save"), ("POST", "/api/mock/start"),
+                                         ("GET", "/api/report"), ("GET", "/")])
+@pytest.mark.parametrize("token", [None, "wrong-token", ""])
+def test_requests_without_the_token_are_refused(client, root, method, path, token):
+    headers = {"Host": f"127.0.0.1:{PORT}"}
+    if token is not None:
+        headers["X-Kata-Token"] = token
+    before = learner_file(root).read_bytes()
+    response = client.request(method, path, headers=headers, json={"text": "x", "base": ""})
+    assert response.status_code == 401
+    assert learner_file(root).read_bytes() == before and not (root / ".kata").exists()
+
+
+def test_the_page_needs_the_token_in_its_url(client):
+    page = client.get("/", params={"token": TOKEN}, headers={"Host": OWN["Host"]})
+    assert page.status_code == 200
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert page.headers["referrer-policy"] == "no-referrer" and page.headers["x-frame-options"] == "DENY"
+    assert client.get("/", params={"token": "nope"}, headers={"Host": OWN["Host"]}).status_code == 401
+
+
+@pytest.mark.parametrize("host", ["evil.example", f"evil.example:{PORT}", "127.0.0.1:9999",
+                                  "localhost.evil.example", ""])
+def test_a_foreign_host_is_refused_even_with_the_token(client, host):
+    """DNS rebinding: a name that resolves to 127.0.0.1 still sends its own Host."""
+    response = client.get("/api/home", headers={**OWN, "Host": host})
+    assert response.status_code == 403
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "http://evil.example",
+                                    f"http://127.0.0.1:{PORT}.evil.example", "null",
+                                    f"https://127.0.0.1:{PORT}x"])
+def test_a_cross_site_request_is_refused(client, root, origin):
+    before = learner_file(root).read_bytes()
+    response = client.post("/api/kata/01/save", headers={**OWN, "Origin": origin},
+                           json={"text": "pwned", "base": "", "force": True})
+    assert response.status_code == 403 and learner_file(root).read_bytes() == before
+    assert client.post("/api/kata/01/check", headers={**OWN, "Origin": origin},
+                       json={"text": "pwned", "force": True}).status_code == 403
+
+
+def test_the_servers_own_origin_is_allowed(client):
+    assert client.get("/api/home", headers={**OWN, "Origin": f"http://127.0.0.1:{PORT}"}).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/kata/..%2F..%2Fsolutions%2F01_attention/file",
+                                  "/api/kata/%2Fetc%2Fpasswd/file", "/api/kata/../../etc/passwd",
+                                  "/api/kata/solutions/file", "/api/kata/..%2Fgraders/file",
+                                  "/static/..%2F..%2Fcli%2Fapp.py", "/static/../server.py",
+                                  "/static/%2Fetc%2Fpasswd", "/api/kata/01/..%2F..%2F..%2Fsolutions"])
+def test_no_path_a_request_names_reaches_another_file(client, path):
+    response = client.get(path, headers=OWN)
+    assert response.status_code in (400, 404, 405), (path, response.status_code)
+    assert "Reference solution" not in response.text and "root:" not in response.text
+    assert "def create_app" not in response.text
+
+
+def test_a_symlinked_kata_file_is_neither_read_nor_written(client, root):
+    target = learner_file(root)
+    target.unlink()
+    target.symlink_to(ATTENTION.solution_path)
+    assert client.get("/api/kata/01/file", headers=OWN).status_code == 403
+    saved = client.post("/api/kata/01/save", headers=OWN, json={"text": "x", "base": "", "force": True})
+    assert saved.status_code == 403 and ATTENTION.solution_path.read_text() == SOLUTION
+
+
+def other_addresses() -> set[str]:
+    """This machine's IPv4 addresses other than loopback: the host name's, and the one it
+    would send from to a documentation address (a UDP connect sends nothing)."""
+    found = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)}
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.254", 9))
+        found.add(probe.getsockname()[0])
+    except OSError:
+        pass
+    finally:
+        probe.close()
+    return {a for a in found if not a.startswith("127.") and a != "0.0.0.0"}
+
+
+def test_kata_serve_binds_to_the_loopback_address_only(root):
+    """`kata serve --port 0` prints an address on 127.0.0.1; the same port on another
+    address of this machine is closed."""
+    process = subprocess.Popen([sys.executable, "-m", "graders.frontends.cli", "serve", "--no-browser",
+                                "--port", "0"], cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "KATA_ROOT": str(root)})
+    try:
+        line = process.stdout.readline()
+        url = re.search(r"http://(\S+?):(\d+)/\?token=(\S+)", line)
+        assert url and url.group(1) == "127.0.0.1", line
+        port = int(url.group(2))
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+        for address in other_addresses():
+            with pytest.raises(OSError):
+                socket.create_connection((address, port), timeout=2).close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_port_in_use_is_said_in_one_line(root):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        done = subprocess.run([sys.executable, "-m", "graders.frontends.cli", "serve", "--no-browser",
+                               "--port", str(taken.getsockname()[1])], cwd=REPO_ROOT, capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "KATA_ROOT": str(root)})
+    finally:
+        taken.close()
+    assert done.returncode == 1 and "cannot listen on 127.0.0.1:" in done.stdout
+    assert "Traceback" not in done.stderr
