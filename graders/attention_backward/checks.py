@@ -631,7 +631,7 @@ def test_large_scores(impl):
     """Scores of about ±100 in float32 (beyond what exp can hold): the forward's lse and
     the backward's recomputed P stay finite and exact."""
     q, k, v = large_scores(6, 9, 100.0, seed=230, dtype=torch.float32)
-    note = "; scores of about +100 and -100"
+    note = _("; scores of about +100 and -100")
     check_forward(impl, q, k, v, slack=5.0, note=note)
     check_backward(impl, q, k, v, block_size=4, slack=5.0, note=note)
 

@@ -194,6 +194,12 @@ def _time_limit(seconds: float) -> Iterator[None]:
         return
 
     def on_alarm(signum, frame):
+        # An exception raised inside a weakref callback or a __del__ is swallowed by Python
+        # ("Exception ignored in ...") and the endless loop would go on: try again shortly.
+        if frame is not None and (frame.f_code.co_name == "__del__" or frame.f_code.co_filename
+                                  .endswith(("_weakrefset.py", "weakref.py"))):
+            signal.setitimer(signal.ITIMER_REAL, 0.005)
+            return
         raise LearnerTimeout()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
