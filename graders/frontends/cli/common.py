@@ -33,7 +33,7 @@ FILE_MISSING = "file missing"  # a status of the file now, never of a graded att
 PROGRESS_ORDER = (ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, FILE_MISSING)
 # A kata README's questions for a mock, in each language's edition (see the glossary).
 FOLLOW_UPS_HEADING = "## Interviewer follow-ups"
-FOLLOW_UPS_HEADINGS = (FOLLOW_UPS_HEADING, "## 面试官追问")
+FOLLOW_UPS_HEADINGS = (FOLLOW_UPS_HEADING, "## 面试官追问", "## 面试官的追问")  # the last: an older title
 BACKUP_STAMP = re.compile(r"-(\d{8}-\d{6})(?:-(\d+))?$")  # heads-20250615-103000-2.py
 
 
