@@ -94,11 +94,12 @@ def duration(seconds: float) -> str:
     return _("{hours} h {minutes} min", hours=minutes // 60, minutes=f"{minutes % 60:02d}")
 
 
-def resolve(key: str) -> Kata:
+def resolve(key: str, *, paths: bool = True) -> Kata:
     """The kata ``key`` names, as registry.get finds it (id, number, name, a unique part of
-    a name such as "flash"); a usage error naming the katas otherwise."""
+    a name such as "flash", and with ``paths`` a path inside its folder); a usage error
+    naming the katas otherwise."""
     try:
-        return registry.get(key)
+        return registry.get(key, paths=paths)
     except KeyError:
         candidates = registry.partial_matches(key)
         if len(candidates) > 1:
