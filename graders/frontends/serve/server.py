@@ -471,8 +471,8 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             with room.kata_lock(registry.get(state["mock"]["kata"])):
                 submit_mock(app, console)
         elif not (state["mocks"] and state["mocks"][-1].get("outcome") == TIME_RAN_OUT):
-            raise Failure(400, _("no mock interview is running: start one with Mock interview "
-                                 "on a kata's row of the home page"))
+            raise Failure(400, _("no mock interview is running: start one with Start a mock "
+                                 "on the home page"))
         else:  # its time ran out, and this request (or one before it) handed it in
             last = state["mocks"][-1]
             output.write(_("mock interview of {kata}: {outcome} after {minutes} min", kata=last["kata"],
