@@ -616,3 +616,14 @@ def test_the_rooms_quiz_shows_small_tolerances_and_the_asked_decimals(client):
     marks = client.post("/api/kata/16/quiz", headers=OWN, json={"answers": {str(number): "0.8"}}).json()["marks"]
     text = marks[number - 1]["text"]
     assert "0.865" in text and "0.8649548767993754" not in text
+
+
+def test_a_chinese_mock_page_shows_the_follow_ups_without_answers(client):
+    """Kata 16's Chinese README titles its follow-ups 面试官的追问 and answers in full-width
+    parentheses: during its mock the room shows the questions alone."""
+    readme = registry.get("16").readme_path.with_name("README.zh-CN.md").read_text(encoding="utf-8")
+    answer = re.search(r"（([^（）]{6,})）", readme.split("## 面试官")[1]).group(1)
+    assert answer[:6] in opened(client, "16", lang="zh-CN")["readme"]  # shown outside a mock
+    client.post("/api/mock/start", headers=OWN, json={"kata": "16", "minutes": 5})
+    page = opened(client, "16", lang="zh-CN")
+    assert "面试官" in page["readme"] and answer[:6] not in page["readme"]
