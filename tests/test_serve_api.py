@@ -627,3 +627,14 @@ def test_a_chinese_mock_page_shows_the_follow_ups_without_answers(client):
     client.post("/api/mock/start", headers=OWN, json={"kata": "16", "minutes": 5})
     page = opened(client, "16", lang="zh-CN")
     assert "面试官" in page["readme"] and answer[:6] not in page["readme"]
+
+
+def test_the_rooms_report_advises_with_its_buttons(client, root):
+    page = opened(client)
+    client.post("/api/kata/01/check", headers=OWN, json={"text": MISSING_SCALE, "base": page["sha"]})
+    client.post("/api/kata/02/solution", headers=OWN, json={})
+    for language in ("en", "zh-CN"):
+        report = client.get("/api/report", headers=OWN, params={"lang": language}).json()["markdown"]
+        assert "01_attention" in report and "02_heads" in report
+        for command in ("kata hint", "kata mock", "kata list"):
+            assert command not in report, (language, command, report)

@@ -47,6 +47,8 @@ class App:
     # How a file is graded: (kata, path) -> KataResult. None: in this process
     # (graders.core.session.grade); `kata serve` grades in a subprocess with a time limit.
     grader: Callable[[Kata, Path], KataResult] | None = None
+    # Who shows what is printed: "cli", or "room" (`kata serve`: advice names its buttons).
+    front_end: str = "cli"
 
     def __post_init__(self) -> None:
         self.store = StateStore(self.root / STATE_DIR, self.warn)

@@ -141,7 +141,7 @@ class Room:
         console = Console(file=output or io.StringIO(), width=100, no_color=True,
                           force_terminal=False, highlight=False)
         app = RoomApp(root=self.root, console=console, clock=self.clock, rng=random.Random(),
-                      grader=self.grader)
+                      grader=self.grader, front_end="room")
         app.room = self
         return app
 
