@@ -22,6 +22,7 @@ import pytest
 from rich.console import Console
 
 from graders.frontends import cli
+from graders.frontends.cli.common import FOLLOW_UPS_HEADINGS
 from graders.core import registry
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import REPO_ROOT
@@ -748,15 +749,35 @@ def test_a_mock_shows_the_follow_ups_without_their_answers(sandbox, monkeypatch,
             "to be wrapped at 80 columns") in _lines(out) | {line.strip() for line in out.splitlines()}
 
 
-def test_the_shipped_follow_ups_keep_their_questions_only():
-    for kata in (k for k in registry.KATAS if k.readme_path.is_file()):  # READMEs: test_katas
-        text = cli.questions_only(kata.readme_path.read_text())
-        if cli.FOLLOW_UPS_HEADING not in text:
-            continue
-        section = text.split(cli.FOLLOW_UPS_HEADING)[1].split("\n## ")[0]
+@pytest.mark.parametrize("edition", ["README.md", "README.zh-CN.md"])
+def test_the_shipped_follow_ups_keep_their_questions_only(edition):
+    """Every kata's README in both languages: the follow-ups' heading is recognised (the
+    Chinese editions' too, the older title 面试官的追问 included) and no answer survives,
+    in ASCII or full-width parentheses."""
+    for kata in registry.KATAS:
+        readme = kata.readme_path.with_name(edition)
+        original = readme.read_text(encoding="utf-8")
+        heading = next((h for h in FOLLOW_UPS_HEADINGS if f"\n{h}\n" in f"\n{original}"), None)
+        assert heading, f"{readme}: no follow-ups heading"
+        text = cli.questions_only(original)
+        section = text.split(heading)[1].split("\n## ")[0]
         lines = [line for line in section.splitlines()[1:] if line.strip()]
-        assert any("?" in line for line in lines), section  # the questions are kept...
-        assert all("(" not in re.sub(r"`[^`]*`", "", line) for line in lines), section  # ... alone
+        assert any(mark in line for line in lines for mark in "?？"), (readme, section)  # the questions are kept...
+        for line in lines:  # ... alone
+            assert not re.search(r"[()（）]", re.sub(r"`[^`]*`", "", line)), (readme, line)
+        assert "<details" not in section.lower(), readme
+
+
+def test_a_chinese_mock_shows_no_answers(sandbox, monkeypatch):
+    """KATA_LANG=zh-CN kata mock 16: the README's follow-ups (titled 面试官的追问, answers in
+    full-width parentheses) are shown as questions alone."""
+    forbid_grading(monkeypatch)
+    readme = (registry.get("16").readme_path.with_name("README.zh-CN.md")).read_text(encoding="utf-8")
+    answer = re.search(r"（([^（）]{6,})）", readme.split("## 面试官")[1]).group(1)
+    monkeypatch.setenv("KATA_LANG", "zh-CN")
+    status, out = sandbox.run("mock", "16", "--yes")
+    assert status == 0 and "面试官" in out
+    assert answer[:6] not in out and "（" not in out.split("面试官")[-1]
 
 
 # --- progress: list and report agree (item 15) --------------------------------------------

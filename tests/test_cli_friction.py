@@ -304,6 +304,43 @@ def test_quiz_in_chinese_and_refused_during_a_mock(sandbox, monkeypatch):
     assert status == 1 and "mock interview of 02_heads is running" in out
 
 
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+def test_quiz_tolerances_under_one_percent_and_answers_with_the_asked_decimals(sandbox, monkeypatch, language):
+    """Kata 16's question 0.5 %, kata 01's 0.2 %: never "within 0%"; a wrong answer is shown
+    with the question's 3 decimals, not a float's 16 digits."""
+    forbid_grading(monkeypatch)
+    monkeypatch.setenv(i18n.LANGUAGE_ENV, language)
+    questions = quiz.questions("16")
+    asked = next(n for n, q in enumerate(questions, start=1) if "(3 decimals)" in q.prompt)
+    answer(monkeypatch, "\n" * (asked - 1) + "0.8\n" + "\n" * len(questions))
+    status, out = sandbox.run("quiz", "16")
+    assert "0.5%" in out and "0%)" not in out.replace("0.5%)", "")
+    assert "0.865" in out and "0.8649548767993754" not in out
+    formats = [q.answer_format for q in quiz.questions("01") + questions]
+    assert all("0%" not in f.replace("0.2%", "").replace("0.5%", "") for f in formats)
+
+
+@pytest.mark.parametrize("minutes", ["inf", "nan", "-5", "0", "1e9", "601"])
+def test_mock_minutes_must_be_finite_and_sane(sandbox, monkeypatch, minutes):
+    forbid_grading(monkeypatch)
+    status, out = sandbox.run("mock", "05", "--minutes", minutes)
+    assert status == 2 and "from 1 to 600" in out
+    assert sandbox.run("report")[0] == 0
+
+
+def test_a_state_file_with_infinite_minutes_is_repaired_not_a_crash(sandbox, monkeypatch):
+    forbid_grading(monkeypatch)
+    sandbox.state_path.parent.mkdir(parents=True, exist_ok=True)
+    sandbox.state_path.write_text(
+        '{"version": 1, "mock": {"kata": "05_positional_encoding", "started": 1750000000, '
+        '"deadline": Infinity, "minutes": Infinity}, "mocks": [{"kata": "05_positional_encoding", '
+        '"started": "2025-06-16T09:00:00", "minutes": NaN, "taken_s": Infinity, "outcome": "aborted", '
+        '"status": "not started", "slugs": []}], "time": {"05_positional_encoding": {"total_s": Infinity}}}')
+    status, out = sandbox.run("report")
+    assert status == 0 and "Traceback" not in out
+    assert sandbox.run("mock", "05", "--minutes", "5")[0] == 0  # the bad mock is gone
+
+
 # --- argparse's headings in Chinese ------------------------------------------------------------
 
 def test_chinese_help_headings_end_with_a_full_width_colon(capsys, monkeypatch):

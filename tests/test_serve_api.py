@@ -216,7 +216,10 @@ def test_requests_without_the_token_are_refused(client, root, method, path, toke
         headers["X-Kata-Token"] = token
     before = learner_file(root).read_bytes()
     response = client.request(method, path, headers=headers, json={"text": "x", "base": ""})
-    assert response.status_code == 401
+    if (method, path, token) == ("GET", "/", None):  # the page alone (reloaded once it
+        assert response.status_code == 200 and "<html" in response.text.lower()  # dropped the token)
+    else:
+        assert response.status_code == 401
     assert learner_file(root).read_bytes() == before and not (root / ".kata").exists()
 
 
@@ -321,3 +324,317 @@ def test_a_port_in_use_is_said_in_one_line(root):
         taken.close()
     assert done.returncode == 1 and "cannot listen on 127.0.0.1:" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+# -- the room trial's security probe (2026-11-28), each request as the trial sent it --
+
+POLICY = ("content-security-policy", "x-frame-options", "x-content-type-options", "referrer-policy")
+
+
+@pytest.fixture
+def outside(tmp_path_factory) -> Path:
+    """A file outside the checkout (the trial used /etc/passwd)."""
+    path = tmp_path_factory.mktemp("elsewhere") / "passwd"
+    path.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    return path
+
+
+def nothing_leaked(response, outside: Path) -> None:
+    assert "root:x:0:0" not in response.text
+
+
+def test_reset_then_restore_never_goes_through_a_symlinked_kata_file(client, root, outside):
+    target = learner_file(root)
+    target.unlink()
+    target.symlink_to(outside)
+    for route in ("reset", "restore", "save", "check", "set-aside"):
+        response = client.post(f"/api/kata/01/{route}", headers=OWN,
+                               json={"text": "pwned", "base": "", "force": True})
+        assert response.status_code == 403, (route, response.status_code)
+        nothing_leaked(response, outside)
+    for path in ("/api/kata/01", "/api/kata/01/file"):
+        response = client.get(path, headers=OWN)
+        assert response.status_code == 403 and "root:x:0:0" not in response.text
+    assert outside.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+    assert target.is_symlink() and not (root / ".kata" / "backups").exists()  # nothing backed up
+    home = client.get("/api/home", headers=OWN)
+    assert home.status_code == 200  # the other katas still work
+
+
+def test_a_symlinked_kata_folder_is_refused(client, root, tmp_path_factory):
+    """katas/02_heads -> a copy of the references (the trial overwrote a solution so)."""
+    heads = registry.get("02")
+    elsewhere = tmp_path_factory.mktemp("solutions") / heads.name
+    shutil.copytree(root / "katas" / heads.name, elsewhere)
+    reference = elsewhere / heads.file
+    reference.write_text("# the reference\n")
+    shutil.rmtree(root / "katas" / heads.name)
+    (root / "katas" / heads.name).symlink_to(elsewhere, target_is_directory=True)
+    for route in ("save", "reset", "restore", "check"):
+        response = client.post(f"/api/kata/02/{route}", headers=OWN,
+                               json={"text": "pwned", "base": "", "force": True})
+        assert response.status_code == 403, (route, response.status_code)
+    assert client.get("/api/kata/02/file", headers=OWN).status_code == 403
+    assert client.get("/api/kata/02", headers=OWN).status_code == 403
+    assert reference.read_text() == "# the reference\n"
+
+
+def test_a_hard_linked_kata_file_is_refused(client, root, outside):
+    target = learner_file(root)
+    target.unlink()
+    os.link(outside, target)
+    assert client.get("/api/kata/01/file", headers=OWN).status_code == 403
+    for route in ("reset", "restore", "save"):
+        response = client.post(f"/api/kata/01/{route}", headers=OWN, json={"text": "x", "base": "", "force": True})
+        assert response.status_code == 403 and "root:x:0:0" not in response.text
+    assert outside.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+    assert not (root / ".kata" / "backups").exists()
+
+
+def test_backups_are_never_read_through_a_link(client, root, outside):
+    folder = root / ".kata" / "backups" / ATTENTION.name
+    folder.mkdir(parents=True)
+    (folder / "attention-20990101-000000.py").symlink_to(outside)  # the newest, by name
+    os.link(outside, folder / "attention-20990101-000001.py")
+    restored = client.post("/api/kata/01/restore", headers=OWN, json={})
+    assert restored.status_code == 200 and "root:x:0:0" not in restored.text
+    assert "root:x:0:0" not in learner_file(root).read_text()
+    shutil.rmtree(folder)
+    folder.symlink_to(outside.parent, target_is_directory=True)  # the backups folder itself
+    for route in ("restore", "reset", "set-aside"):
+        page = opened(client)
+        client.post("/api/kata/01/save", headers=OWN, json={"text": "mine\n", "base": page["sha"]})
+        response = client.post(f"/api/kata/01/{route}", headers=OWN, json={"text": "x"})
+        assert response.status_code == 403 and "root:x:0:0" not in response.text, route
+    assert sorted(p.name for p in outside.parent.iterdir()) == ["passwd"]
+
+
+def test_saving_keeps_the_files_mode(client, root):
+    path = learner_file(root)
+    for mode in (0o644, 0o640):
+        path.chmod(mode)
+        page = opened(client)
+        assert client.post("/api/kata/01/save", headers=OWN,
+                           json={"text": f"# {mode:o}\n", "base": page["sha"]}).status_code == 200
+        assert path.read_text() == f"# {mode:o}\n" and (path.stat().st_mode & 0o777) == mode
+    client.post("/api/kata/01/reset", headers=OWN, json={})
+    assert (path.stat().st_mode & 0o777) == 0o640
+
+
+def test_request_bodies_are_bounded(client, root):
+    before = learner_file(root).read_bytes()
+    big = {"text": "x" * (2 << 20), "base": "", "force": True}
+    response = client.post("/api/kata/01/save", headers=OWN, json=big)
+    assert response.status_code == 413 and all(h in response.headers for h in POLICY)
+
+    def streamed():  # no Content-Length: counted as it arrives
+        yield b'{"text": "'
+        for _ in range(20):
+            yield b"x" * 100_000
+        yield b'", "force": true}'
+
+    response = client.post("/api/kata/01/save", headers={**OWN, "Content-Type": "application/json"},
+                           content=streamed())
+    assert response.status_code == 413 and "MiB" in response.json()["error"]
+    assert learner_file(root).read_bytes() == before
+
+
+@pytest.mark.parametrize("minutes", ["Infinity", "NaN", "-Infinity", "-5", "0", "1e9", "601", '"30"', "true"])
+def test_a_mocks_minutes_are_finite_and_sane(client, root, minutes):
+    response = client.post("/api/mock/start", headers={**OWN, "Content-Type": "application/json"},
+                           content=f'{{"kata": "05", "minutes": {minutes}}}')
+    assert response.status_code == 400, response.text
+    assert client.get("/api/mock", headers=OWN).json()["mock"] is None
+    assert client.get("/api/report", headers=OWN).status_code == 200
+
+
+@pytest.mark.parametrize("bad", ["Infinity", "NaN", '"soon"', "1e400", "-3"])
+def test_a_state_file_holding_a_bad_number_is_repaired(client, root, bad):
+    (root / ".kata").mkdir()
+    (root / ".kata" / "state.json").write_text(
+        '{"version": 1, "mock": {"kata": "05_positional_encoding", "started": 1750000000, '
+        f'"deadline": {bad}, "minutes": {bad}}}, "mocks": [{{"kata": "05_positional_encoding", '
+        f'"started": "2025-06-16T09:00:00", "minutes": {bad}, "taken_s": {bad}, "outcome": "aborted", '
+        '"status": "not started", "slugs": []}], "time": {"05_positional_encoding": {"total_s": '
+        f'{bad}, "last": {bad}}}}}')
+    for path in ("/api/home", "/api/report", "/api/mock", "/api/kata/05"):
+        assert client.get(path, headers=OWN).status_code == 200, path
+    done = subprocess.run([sys.executable, "-m", "graders.frontends.cli", "report"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "KATA_ROOT": str(root)})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_bad_kata_key_is_a_404_without_touching_the_file_system(client, monkeypatch):
+    def no_resolving(self, *args, **kwargs):
+        raise AssertionError(f"resolved {self}")
+
+    monkeypatch.setattr(Path, "resolve", no_resolving)
+    for key in ("01%00", "%00", "nosuchkata", "01%00..%2F", "a" * 300):
+        response = client.get(f"/api/kata/{key}/file", headers=OWN)
+        assert response.status_code == 404, (key, response.status_code)
+        assert all(h in response.headers for h in POLICY)
+
+
+def test_deeply_nested_json_is_a_400(client):
+    nested = "[" * 100_000 + "]" * 100_000
+    for path in ("/api/kata/01/save", "/api/mock/start", "/api/kata/01/quiz"):
+        response = client.post(path, headers={**OWN, "Content-Type": "application/json"},
+                               content=f'{{"text": {nested}}}')
+        assert response.status_code == 400, (path, response.status_code)
+        assert all(h in response.headers for h in POLICY)
+
+
+def test_refusals_carry_the_security_headers(client):
+    refusals = [client.get("/api/home", headers={"Host": OWN["Host"]}),  # 401
+                client.get("/api/home", headers={**OWN, "Host": "evil.example"}),  # 403
+                client.post("/api/kata/01/save", headers={**OWN, "Origin": "http://evil.example"}, json={}),
+                client.get("/api/kata/99/file", headers=OWN),  # 404
+                client.post("/api/kata/01/save", headers=OWN, content=b"x" * ((1 << 20) + 1)),  # 413
+                client.post("/api/kata/01/save", headers=OWN, content=b"{not json")]  # 400
+    assert [r.status_code for r in refusals] == [401, 403, 403, 404, 413, 400]
+    for response in refusals:
+        assert all(h in response.headers for h in POLICY), (response.status_code, response.headers)
+        assert response.headers["x-frame-options"] == "DENY"
+
+
+def test_a_slow_check_never_blocks_the_rest_of_the_room(root):
+    """While one tab's check grades (a grader that waits), another tab's hint, file read and
+    home page answer at once."""
+    import threading
+    import time
+
+    release, started = threading.Event(), threading.Event()
+
+    def slow_grader(kata, path):
+        started.set()
+        release.wait(30)
+        return stand_in_grader(kata, path)
+
+    client = TestClient(server.create_app(root, TOKEN, port=PORT, grader=slow_grader),
+                        base_url=f"http://127.0.0.1:{PORT}")
+    page = opened(client)
+    checking = threading.Thread(target=lambda: client.post(
+        "/api/kata/01/check", headers=OWN, json={"text": MISSING_SCALE, "base": page["sha"]}))
+    checking.start()
+    try:
+        assert started.wait(30)
+        for method, path in (("POST", "/api/kata/01/hint"), ("GET", "/api/kata/01/file"),
+                             ("GET", "/api/kata/02"), ("GET", "/api/home"), ("POST", "/api/kata/02/hint"),
+                             ("GET", "/api/report")):
+            begun = time.monotonic()
+            response = client.request(method, path, headers=OWN, json={} if method == "POST" else None)
+            assert response.status_code == 200 and time.monotonic() - begun < 2, (path, time.monotonic() - begun)
+    finally:
+        release.set()
+        checking.join(30)
+
+
+FORKS = "import os, time\nif os.fork() == 0:\n    open(os.environ['KATA_PID_FILE'], 'a').write(f'{os.getpid()}\\n')\n    time.sleep(400)\n"
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def test_code_that_forks_is_stopped_with_its_process_group(graded_client, root, monkeypatch, tmp_path):
+    import time
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("KATA_PID_FILE", str(pids))
+    page = opened(graded_client)
+    begun = time.monotonic()
+    verdict = graded_client.post("/api/kata/01/check", headers=OWN,
+                                 json={"text": SOLUTION + FORKS, "base": page["sha"]}).json()["verdict"]
+    assert time.monotonic() - begun < 60
+    assert "child process" in verdict["note"] and "endless loop" not in str(verdict)
+    assert verdict["passed"]  # the real result, kept
+    forked = [int(line) for line in pids.read_text().split()]
+    assert forked
+    time.sleep(0.5)
+    assert not any(alive(pid) for pid in forked), "an orphan was left running"
+
+
+def test_the_browser_is_opened_on_a_private_redirect_file_never_on_the_token(root, tmp_path):
+    """A stand-in BROWSER records its command line: no token there; the file it is given is
+    the learner's alone (0600 in a 0700 folder) and holds the tokened address."""
+    import time
+
+    record = tmp_path / "browser"
+    fake = tmp_path / "fakebrowser"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$RECORD.argv"\nf="${1#file://}"\n'
+                    'stat -c %a "$f" > "$RECORD.mode"\nstat -c %a "$(dirname "$f")" > "$RECORD.dirmode"\n'
+                    'cat "$f" > "$RECORD.page"\n')
+    fake.chmod(0o755)
+    process = subprocess.Popen([sys.executable, "-m", "graders.frontends.cli", "serve", "--port", "0"],
+                               cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "KATA_ROOT": str(root), "BROWSER": f"{fake} %s",
+                                    "RECORD": str(record)})
+    try:
+        line = process.stdout.readline()
+        token = re.search(r"token=(\S+)", line).group(1)
+        deadline = time.monotonic() + 60
+        while not Path(f"{record}.page").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.3)
+        argv = Path(f"{record}.argv").read_text()
+        assert token not in argv and argv.startswith("file://"), argv
+        assert Path(f"{record}.mode").read_text().strip() == "600"
+        assert Path(f"{record}.dirmode").read_text().strip() == "700"
+        assert f"token={token}" in Path(f"{record}.page").read_text()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_the_room_gives_its_own_advice_never_the_commands(client, root):
+    """Messages the room relays say what to press (Hand in, Restore), not `kata mock --submit`
+    or `kata restore 01 --list`, in both languages."""
+    for language in ("en", "zh-CN"):
+        said = []
+        said.append(client.post("/api/kata/01/restore", headers=OWN, params={"lang": language}, json={}).json()["message"])
+        page = opened(client)
+        client.post("/api/kata/01/save", headers=OWN, json={"text": "mine\n", "base": page["sha"]})
+        client.post("/api/mock/start", headers=OWN, params={"lang": language}, json={"kata": "01", "minutes": 5})
+        for route in ("restore", "solution"):
+            said.append(client.post(f"/api/kata/01/{route}", headers=OWN, params={"lang": language}, json={}).json()["error"])
+        said.append(client.post("/api/mock/start", headers=OWN, params={"lang": language},
+                                json={"kata": "02"}).json()["error"])
+        said.append(client.post("/api/mock/abort", headers=OWN, params={"lang": language}, json={}).json()["message"])
+        said.append(client.post("/api/mock/submit", headers=OWN, params={"lang": language}, json={}).json()["error"])
+        for text in said:
+            assert "kata mock" not in text and "kata restore" not in text and "--" not in text, text
+        assert ("Restore" if language == "en" else "恢复") in said[-2]
+        shutil.rmtree(root / ".kata")
+
+
+def test_the_rooms_quiz_shows_small_tolerances_and_the_asked_decimals(client):
+    questions = client.get("/api/kata/16/quiz", headers=OWN).json()["questions"]
+    number = next(q["number"] for q in questions if "0.5%" in q["format"])
+    marks = client.post("/api/kata/16/quiz", headers=OWN, json={"answers": {str(number): "0.8"}}).json()["marks"]
+    text = marks[number - 1]["text"]
+    assert "0.865" in text and "0.8649548767993754" not in text
+
+
+def test_a_chinese_mock_page_shows_the_follow_ups_without_answers(client):
+    """Kata 16's Chinese README titles its follow-ups 面试官的追问 and answers in full-width
+    parentheses: during its mock the room shows the questions alone."""
+    readme = registry.get("16").readme_path.with_name("README.zh-CN.md").read_text(encoding="utf-8")
+    answer = re.search(r"（([^（）]{6,})）", readme.split("## 面试官")[1]).group(1)
+    assert answer[:6] in opened(client, "16", lang="zh-CN")["readme"]  # shown outside a mock
+    client.post("/api/mock/start", headers=OWN, json={"kata": "16", "minutes": 5})
+    page = opened(client, "16", lang="zh-CN")
+    assert "面试官" in page["readme"] and answer[:6] not in page["readme"]
+
+
+def test_the_rooms_report_advises_with_its_buttons(client, root):
+    page = opened(client)
+    client.post("/api/kata/01/check", headers=OWN, json={"text": MISSING_SCALE, "base": page["sha"]})
+    client.post("/api/kata/02/solution", headers=OWN, json={})
+    for language in ("en", "zh-CN"):
+        report = client.get("/api/report", headers=OWN, params={"lang": language}).json()["markdown"]
+        assert "01_attention" in report and "02_heads" in report
+        for command in ("kata hint", "kata mock", "kata list"):
+            assert command not in report, (language, command, report)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -34,6 +35,9 @@ ENGLISH = "en"
 LANGUAGE_ENV = "KATA_LANG"
 LOCALES_DIR = Path(__file__).resolve().parent.parent / "locales"
 LOCALE_ENVS = ("LC_ALL", "LC_MESSAGES", "LANG")
+# A language chosen for one thread alone (speaking_here): `kata serve` answers requests in
+# several languages at once, each in its own thread, so it may not set KATA_LANG.
+_THREAD = threading.local()
 
 
 def tag_of(directory: str) -> str:
@@ -66,6 +70,9 @@ def resolve(name: str | None) -> str | None:
 
 def current() -> str:
     """The language the learner reads now (see the module docstring)."""
+    here = getattr(_THREAD, "language", None)
+    if here:
+        return here
     chosen = os.environ.get(LANGUAGE_ENV)
     if chosen:
         return resolve(chosen) or ENGLISH
@@ -99,6 +106,20 @@ def speaking(language: str) -> Iterator[str]:
             os.environ.pop(LANGUAGE_ENV, None)
         else:
             os.environ[LANGUAGE_ENV] = before
+
+
+@contextlib.contextmanager
+def speaking_here(language: str) -> Iterator[str]:
+    """Like :func:`speaking`, for this thread alone (KATA_LANG is left as it is)."""
+    tag = resolve(language)
+    if tag is None:
+        raise ValueError(f"no language {language!r}; available: {', '.join(languages())}")
+    before = getattr(_THREAD, "language", None)
+    _THREAD.language = tag
+    try:
+        yield tag
+    finally:
+        _THREAD.language = before
 
 
 def readme_name(language: str) -> str:

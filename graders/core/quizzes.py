@@ -7,6 +7,8 @@ graders.frontends.quiz asks and marks them. Light: no torch.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 
 from graders.core.i18n import _, translate
@@ -36,9 +38,25 @@ class Question:
         if self.kind == INTEGER:
             return _("a whole number")
         if self.kind == NUMBER:
-            return _("a number (within {tolerance})", tolerance=f"{self.rel_tolerance:.0%}")
+            return _("a number (within {tolerance})", tolerance=percent(self.rel_tolerance))
         return _("a letter: {letters}",
                  letters=", ".join(repr(letter) for letter in letters(len(self.choices))))
+
+    @property
+    def shown_answer(self) -> str:
+        """The answer as a wrong answer's verdict shows it: with the decimals the question
+        asks for ("... (3 decimals)?"), else with as many significant digits as its
+        tolerance can tell apart (never a float's 16 digits)."""
+        if self.kind != NUMBER or not isinstance(self.answer, float):
+            return str(self.answer)
+        asked = re.search(r"\((\d+) decimals?\)", self.prompt)
+        if asked:
+            return f"{self.answer:.{int(asked.group(1))}f}"
+        digits = max(2, math.ceil(-math.log10(self.rel_tolerance)) + 1)
+        shown = f"{self.answer:.{digits}g}"
+        if "e" in shown and abs(self.answer) < 10 ** digits:  # e.g. 1.31e+05: write it out
+            shown = f"{self.answer:.0f}"
+        return shown
 
     def markdown(self, number: int) -> str:
         """The question as the notebook shows it: numbered, with its lettered options."""
@@ -59,6 +77,11 @@ class Question:
         if self.kind == INTEGER:
             return CORRECT if number == self.answer else WRONG
         return CORRECT if abs(number - self.answer) <= self.rel_tolerance * abs(self.answer) else WRONG
+
+
+def percent(fraction: float) -> str:
+    """A tolerance as a percentage, never rounded to 0 %: 0.002 -> "0.2%", 0.01 -> "1%"."""
+    return f"{round(fraction * 100, 6):g}%"
 
 
 def letters(count: int) -> tuple[str, ...]:

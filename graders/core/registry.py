@@ -57,9 +57,10 @@ def meta(kata: Kata) -> types.ModuleType:
     return importlib.import_module(kata.meta_module)
 
 
-def get(key: str | Path) -> Kata:
+def get(key: str | Path, *, paths: bool = True) -> Kata:
     """Find a kata by id ("03"), number ("3"), folder name ("03_mha"), short name ("mha"),
-    or a path inside its folder. Raises KeyError naming the katas there are."""
+    or (unless ``paths`` is false: `kata serve`'s keys) a path inside its folder. Raises
+    KeyError naming the katas there are. A key with a NUL is never a path."""
     text = str(key).strip()
     for kata in KATAS:
         names = (kata.id, kata.name, kata.name[3:], kata.file.removesuffix(".py"))
@@ -68,10 +69,11 @@ def get(key: str | Path) -> Kata:
     partial = partial_matches(text)
     if len(partial) == 1:  # "flash", "kv": one kata's name holds it
         return partial[0]
-    parts = Path(text).resolve().parts
-    for kata in KATAS:
-        if kata.name in parts:
-            return kata
+    if paths and "\0" not in text:
+        parts = Path(text).resolve().parts
+        for kata in KATAS:
+            if kata.name in parts:
+                return kata
     known = ", ".join(f"{kata.name} ({int(kata.id)}, {kata.name[3:]})" for kata in KATAS)
     raise KeyError(f"no kata called {text!r}; the katas are: {known}")
 

@@ -63,7 +63,7 @@ def marked(number: int, question: Question, given) -> tuple[str, str]:
         verdict = _("correct")
     else:
         verdict = _("wrong: you said {given}, the answer is {answer}", given=repr(given),
-                    answer=repr(question.answer))
+                    answer=question.shown_answer)
     reasoning = i18n.fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   ")
     return outcome, f"{number}. {verdict}\n{reasoning}"
 

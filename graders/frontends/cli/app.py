@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
+import os
 import random
 import re
 import textwrap
@@ -46,6 +47,8 @@ class App:
     # How a file is graded: (kata, path) -> KataResult. None: in this process
     # (graders.core.session.grade); `kata serve` grades in a subprocess with a time limit.
     grader: Callable[[Kata, Path], KataResult] | None = None
+    # Who shows what is printed: "cli", or "room" (`kata serve`: advice names its buttons).
+    front_end: str = "cli"
 
     def __post_init__(self) -> None:
         self.store = StateStore(self.root / STATE_DIR, self.warn)
@@ -143,11 +146,17 @@ class App:
         stamp = datetime.datetime.fromtimestamp(self.clock()).strftime("%Y%m%d-%H%M%S")
         folder = self.root / STATE_DIR / "backups" / kata.name
         folder.mkdir(parents=True, exist_ok=True)
+        content = source.read_bytes() if data is None else data
         target, number = folder / f"{source.stem}-{stamp}{source.suffix}", 1
-        while target.exists():
-            number += 1
-            target = folder / f"{source.stem}-{stamp}-{number}{source.suffix}"
-        target.write_bytes(source.read_bytes() if data is None else data)
+        while True:
+            try:  # a new file, never one already there (nor through a symlink left there)
+                descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                break
+            except FileExistsError:
+                number += 1
+                target = folder / f"{source.stem}-{stamp}-{number}{source.suffix}"
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(content)
         return target
 
     def backups(self, kata: Kata) -> list[Path]:

@@ -33,7 +33,7 @@ FILE_MISSING = "file missing"  # a status of the file now, never of a graded att
 PROGRESS_ORDER = (ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, FILE_MISSING)
 # A kata README's questions for a mock, in each language's edition (see the glossary).
 FOLLOW_UPS_HEADING = "## Interviewer follow-ups"
-FOLLOW_UPS_HEADINGS = (FOLLOW_UPS_HEADING, "## 面试官追问")
+FOLLOW_UPS_HEADINGS = (FOLLOW_UPS_HEADING, "## 面试官追问", "## 面试官的追问")  # the last: an older title
 BACKUP_STAMP = re.compile(r"-(\d{8}-\d{6})(?:-(\d+))?$")  # heads-20250615-103000-2.py
 
 
@@ -94,11 +94,12 @@ def duration(seconds: float) -> str:
     return _("{hours} h {minutes} min", hours=minutes // 60, minutes=f"{minutes % 60:02d}")
 
 
-def resolve(key: str) -> Kata:
+def resolve(key: str, *, paths: bool = True) -> Kata:
     """The kata ``key`` names, as registry.get finds it (id, number, name, a unique part of
-    a name such as "flash"); a usage error naming the katas otherwise."""
+    a name such as "flash", and with ``paths`` a path inside its folder); a usage error
+    naming the katas otherwise."""
     try:
-        return registry.get(key)
+        return registry.get(key, paths=paths)
     except KeyError:
         candidates = registry.partial_matches(key)
         if len(candidates) > 1:

@@ -5,6 +5,7 @@ by any command once its time has run out."""
 from __future__ import annotations
 
 import argparse
+import math
 import re
 
 from rich.console import Console
@@ -18,15 +19,16 @@ from graders.frontends.cli.common import (ABORTED, FOLLOW_UPS_HEADINGS, TIME_RAN
                                           resolve)
 
 def _without_parentheses(text: str) -> str:
-    """``text`` less its parenthesised remarks (those outside `code`), spaces tidied."""
+    """``text`` less its parenthesised remarks (those outside `code`, in ASCII or full-width
+    parentheses), spaces tidied."""
     kept, depth, in_code = [], 0, False
     for char in text:
         if char == "`":
             in_code = not in_code
-        elif not in_code and char == "(":
+        elif not in_code and char in "(（":  # ASCII and full-width (the Chinese READMEs)
             depth += 1
             continue
-        elif not in_code and char == ")" and depth:
+        elif not in_code and char in ")）" and depth:
             depth -= 1
             continue
         if depth == 0:
@@ -67,6 +69,15 @@ def questions_only(readme: str) -> str:
     return "\n".join(lines[:start + 1]) + body + "\n" + "\n".join(lines[end:])
 
 
+MINUTES_RANGE = (1, 600)  # a mock's time: a minute to ten hours
+
+
+def minutes_allowed(minutes) -> bool:
+    """Whether ``minutes`` is a mock's time: a finite number from 1 to 600 (never inf, nan)."""
+    return (isinstance(minutes, (int, float)) and not isinstance(minutes, bool)
+            and math.isfinite(minutes) and MINUTES_RANGE[0] <= minutes <= MINUTES_RANGE[1])
+
+
 def cmd_mock(app: App, args: argparse.Namespace) -> int:
     if args.submit:
         return submit_mock(app)
@@ -82,8 +93,9 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
                                kata=kata.name))
         show_running_mock(app, running)
         return 0
-    if args.minutes is not None and args.minutes <= 0:
-        raise UsageError(_("--minutes must be a positive number"))
+    if args.minutes is not None and not minutes_allowed(args.minutes):
+        raise UsageError(_("--minutes must be a number of minutes from {low} to {high}",
+                           low=MINUTES_RANGE[0], high=MINUTES_RANGE[1]))
     if args.kata and args.random:
         raise UsageError(_("kata mock takes a kata or --random, not both"))
     if args.kata:

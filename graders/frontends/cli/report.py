@@ -39,10 +39,11 @@ def kata_summary(state: dict, kata: Kata, status_now: str) -> dict:
     }
 
 
-def practise_next(summaries: list[dict], state: dict) -> list[dict]:
+def practise_next(summaries: list[dict], state: dict, room: bool = False) -> list[dict]:
     """What to work on, most useful first: mistakes that keep coming back, katas still
     failing, solutions seen but not yet written alone, follow-ups left, then new katas.
-    No mistake names and no hint for the kata of a running mock interview."""
+    No mistake names and no hint for the kata of a running mock interview. ``room``: the
+    advice in the practice room's words (its buttons), not the commands'."""
     passed_mocks = {m["kata"] for m in state["mocks"] if m.get("outcome") == ALL_PASSED}
     in_mock = (state["mock"] or {}).get("kata")
     buckets: list[list[dict]] = [[] for _bucket in range(5)]
@@ -60,9 +61,11 @@ def practise_next(summaries: list[dict], state: dict) -> list[dict]:
                        status=shown(status), slug=slug, count=s["mistakes"][slug])
             buckets[0].append({"kata": s["kata"], "reason": f"{reason} {translate(hint)}".strip()})
         elif status == FAILING:
-            buckets[1].append({"kata": s["kata"], "reason": _("failing: kata hint may help")})
+            buckets[1].append({"kata": s["kata"], "reason": _("failing: Hint may help") if room
+                               else _("failing: kata hint may help")})
         elif s["solution_revealed"] and s["kata"] not in passed_mocks:
             buckets[2].append({"kata": s["kata"], "reason": _(
+                "you saw the solution: write it alone, timed (Start a mock)") if room else _(
                 "you saw the solution: write it alone, timed (kata mock {id})", id=s["kata"][:2])})
         elif status == CORE_PASSED:
             buckets[3].append({"kata": s["kata"], "reason": _("core passed: the follow-ups are left")})
@@ -89,14 +92,17 @@ def build_report(app: App, announce: Callable[[str], None]) -> dict:
         "katas": summaries,
         "mocks": state["mocks"],
         "mock_running": (state["mock"] or {}).get("kata"),  # its mistakes are not named
-        "practise_next": practise_next(summaries, state),
+        "practise_next": practise_next(summaries, state, room=app.front_end == "room"),
     }
 
 
-def report_markdown(report: dict) -> str:
+def report_markdown(report: dict, room: bool = False) -> str:
+    """The report as markdown; ``room``: its advice in the practice room's words."""
     lines = [_("# Attention katas: self-assessment ({time})",
                time=report["generated"].replace("T", " ")), "",
              _("{progress}.", progress=report["progress"]), "",
+             _("_Status now: your file as it stands (as on the home page); best: the best any of "
+               "your graded attempts reached._") if room else
              _("_Status now: your file as it stands (as in `kata list`); best: the best any of "
                "your graded attempts reached._")]
     summaries = {s["kata"]: s for s in report["katas"]}
@@ -127,7 +133,8 @@ def report_markdown(report: dict) -> str:
         lines += [f"{n}. " + _("{kata}: {reason}", kata=f"**{item['kata']}**", reason=item["reason"])
                   for n, item in enumerate(report["practise_next"], start=1)]
     else:
-        lines.append(_("Every kata passes. Keep them fresh with timed mocks: `kata mock`."))
+        lines.append(_("Every kata passes. Keep them fresh with timed mocks: Start a mock.") if room
+                     else _("Every kata passes. Keep them fresh with timed mocks: `kata mock`."))
     lines.append("")
     lines.append(_("_Time counts the minutes between your actions on a kata; a pause of more than "
                    "{minutes} minutes counts as a break._", minutes=IDLE_GAP_S // 60))
@@ -137,7 +144,8 @@ def report_markdown(report: dict) -> str:
 def cmd_report(app: App, args: argparse.Namespace) -> int:
     notes = Console(stderr=True, highlight=False)  # keep stdout the report alone
     report = build_report(app, lambda note: notes.print(note, style="dim", markup=False))
-    text = json.dumps(report, indent=2, ensure_ascii=False) if args.json else report_markdown(report)
+    text = (json.dumps(report, indent=2, ensure_ascii=False) if args.json
+            else report_markdown(report, room=app.front_end == "room"))
     if args.json or app.plain:  # data, or a markdown file (kata report > me.md): as it is
         app.console.print(text, markup=False, highlight=False, soft_wrap=True)
     else:

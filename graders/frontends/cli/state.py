@@ -4,8 +4,11 @@ mock interviews), read and written so that two ``kata`` commands at once lose no
 from __future__ import annotations
 
 import json
+import math
 import os
+import stat
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -42,31 +45,71 @@ def _well_formed(raw: Any) -> dict | None:
     state["hints"] = {k: v for k, v in state["hints"].items() if isinstance(v, int)}
     state["attempts"] = [a for a in state["attempts"] if isinstance(a, dict)
                          and isinstance(a.get("kata"), str) and a.get("status") in STATUS_RANK]
-    state["mocks"] = [m for m in state["mocks"] if isinstance(m, dict) and isinstance(m.get("kata"), str)]
-    state["time"] = {k: v for k, v in state["time"].items() if isinstance(v, dict)}
+    for attempt in state["attempts"]:
+        for key in ("t", "duration_s"):
+            if key in attempt and not _number(attempt[key]):
+                attempt[key] = 0.0
+    # A mock's minutes, a time: finite numbers (a hand-edited or older file may hold
+    # Infinity, NaN or a string, which would crash the report): repaired, never fatal.
+    state["mocks"] = [m for m in state["mocks"] if isinstance(m, dict) and isinstance(m.get("kata"), str)
+                      and _number(m.get("minutes"), 0, MAX_STORED_MINUTES) and m["minutes"] > 0]
+    for mock in state["mocks"]:
+        if not _number(mock.get("taken_s"), 0, mock["minutes"] * 60):
+            mock["taken_s"] = 0.0
+    state["time"] = {k: {key: value for key, value in v.items() if _number(value)}
+                     for k, v in state["time"].items() if isinstance(v, dict)}
     mock = state["mock"]
     if mock is not None and not (isinstance(mock.get("kata"), str)
-                                 and all(isinstance(mock.get(k), (int, float))
-                                         for k in ("started", "deadline", "minutes"))):
+                                 and all(_number(mock.get(k)) for k in ("started", "deadline"))
+                                 and _number(mock.get("minutes"), 0, MAX_STORED_MINUTES)
+                                 and mock["minutes"] > 0):
         state["mock"] = None
     return state
 
 
+MAX_STORED_MINUTES = 10_000  # a mock's minutes as read back (kata mock allows 1 to 600)
+
+
+def _number(value: Any, low: float = -math.inf, high: float = math.inf) -> bool:
+    """Whether ``value`` is a finite number (not a bool) from ``low`` to ``high``."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and low <= value <= high)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()  # read once: os.umask can only be read by setting it
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` in one step: readers see the old file or the new one,
-    never half of one (a temporary file in the same folder, then os.replace)."""
+    never half of one (a temporary file in the same folder, then os.replace). The file keeps
+    its mode (a new one gets 0644 less the umask, as an editor would make it), never the
+    temporary file's 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o644 & ~UMASK
     handle = tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
                                          delete=False)
     try:
         with handle:
             handle.write(data)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(handle.name, path)
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
+
+
+_UPDATES = threading.RLock()  # `kata serve` updates the state from several threads at once
 
 
 class StateStore:
@@ -96,9 +139,10 @@ class StateStore:
 
     def update(self, change: Callable[[dict], Any]) -> Any:
         """Apply ``change`` to the current state, save it, and return what ``change`` returned."""
-        state = self.read()
-        outcome = change(state)
-        write_atomically(self.path, json.dumps(state, indent=1).encode("utf-8"))
+        with _UPDATES:
+            state = self.read()
+            outcome = change(state)
+            write_atomically(self.path, json.dumps(state, indent=1).encode("utf-8"))
         return outcome
 
     def _set_aside(self, reason: str) -> None:

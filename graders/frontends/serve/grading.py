@@ -8,10 +8,13 @@ prints the KataResult as JSON on its last line of stdout.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from graders.core import i18n, registry
@@ -27,25 +30,64 @@ MARKER = "KATA-RESULT-JSON:"
 
 def grade_in_subprocess(kata: Kata, path: Path, time_limit: float | None = None) -> KataResult:
     """``kata``'s grader run on ``path`` in a fresh Python, in the learner's language now;
-    a result with an error when it crashed or ran past ``time_limit`` seconds."""
+    a result with an error when it crashed or ran past ``time_limit`` seconds.
+
+    The subprocess starts a session (a process group) of its own, and the whole group is
+    ended when the grading ends, on time or not: a process the learner's code started
+    (``os.fork()`` at import, say) never outlives the grading, and the verdict says it was
+    stopped. Its output goes to temporary files, not pipes, so that such a process cannot
+    hold the grading open either."""
     limit = RUN_TIME_LIMIT_S if time_limit is None else time_limit
     environment = dict(os.environ, KATA_LANG=i18n.current(), PYTHONIOENCODING="utf-8")
     command = [sys.executable, "-m", "graders.frontends.serve.grading", kata.id, str(path)]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, encoding="utf-8",
-                              errors="replace", timeout=limit, env=environment,
-                              cwd=registry.REPO_ROOT)
-    except subprocess.TimeoutExpired:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                   env=environment, cwd=registry.REPO_ROOT, start_new_session=True)
+        try:
+            process.wait(timeout=limit)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        left_running = stop_group(process.pid)
+        process.wait()
+        stdout, stderr = tail(out), tail(err)
+    if timed_out:
         return KataResult(kata.name, error=_(
             "grading took longer than {seconds} s and was stopped: is there an endless loop "
             "in your code?", seconds=f"{limit:g}"))
-    for line in reversed(done.stdout.splitlines()):
+    stopped = _("your code left a child process running (os.fork, multiprocessing or "
+                "subprocess); it was stopped when the grading ended.") if left_running else ""
+    for line in reversed(stdout.splitlines()):
         if line.startswith(MARKER):
-            return KataResult.from_dict(json.loads(line[len(MARKER):]))
-    tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
-    return KataResult(kata.name, error=_("the grader stopped without a result (exit status "
-                                         "{status}):\n{output}", status=done.returncode,
-                                         output=tail))
+            result = KataResult.from_dict(json.loads(line[len(MARKER):]))
+            if stopped:
+                result = dataclasses.replace(result, note="\n".join(filter(None, (stopped, result.note))))
+            return result
+    output = "\n".join((stderr or stdout).strip().splitlines()[-8:])
+    error = _("the grader stopped without a result (exit status {status}):\n{output}",
+              status=process.returncode, output=output)
+    return KataResult(kata.name, error="\n".join(filter(None, (error, stopped))))
+
+
+def stop_group(group: int) -> bool:
+    """Kill every process left in process group ``group``; whether there was any."""
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def tail(handle, size: int = 4 << 20) -> str:
+    """The last ``size`` bytes a temporary output file holds, as text."""
+    handle.seek(0, os.SEEK_END)
+    end = handle.tell()
+    handle.seek(max(0, end - size))
+    return handle.read().decode("utf-8", errors="replace")
 
 
 def main(argv: list[str]) -> int:

@@ -5,13 +5,18 @@ at start (the page gets it from the URL `kata serve` opens, as Jupyter does, and
 as the ``X-Kata-Token`` header); the page itself needs it in its URL. A request whose Host
 is not the server's own (DNS rebinding), or whose Origin is another site (a cross-site
 request), is refused before any route runs. Files: a route names a kata, never a path; the
-kata's file is used only if it is a plain file inside that kata's folder (no symlink).
+kata's file is used only if it is a plain file inside that kata's folder of this checkout
+(real paths compared; no symlink, no hard link, no symlinked folder), and backups only in
+plain folders. Every refusal carries the same policy headers as an answer. Request bodies
+are bounded (MAX_BODY).
 """
 
 from __future__ import annotations
 
 import hmac
+import os
 import secrets
+import stat
 from pathlib import Path
 
 from starlette.responses import PlainTextResponse
@@ -29,6 +34,7 @@ POLICY_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
 ]
 LOOPBACK = "127.0.0.1"
+MAX_BODY = 1 << 20  # bytes: a kata's file is a few kB; a request past 1 MiB gets a 413
 
 
 def new_token() -> str:
@@ -53,7 +59,9 @@ class Guard:
         refusal = self.refusal(scope["path"], headers, scope.get("query_string", b"").decode())
         if refusal is not None:
             status, text = refusal
-            return await PlainTextResponse(text, status_code=status)(scope, receive, send)
+            response = PlainTextResponse(text, status_code=status)
+            response.raw_headers.extend(POLICY_HEADERS)
+            return await response(scope, receive, send)
 
         async def send_with_policy(message) -> None:
             if message["type"] == "http.response.start":
@@ -63,6 +71,10 @@ class Guard:
         await self.app(scope, receive, send_with_policy)
 
     def refusal(self, path: str, headers: dict[str, str], query: str) -> tuple[int, str] | None:
+        if not headers.get("content-length", "0").strip().isdigit():
+            return 400, "refused: a bad Content-Length"
+        if int(headers.get("content-length", "0")) > MAX_BODY:
+            return 413, f"refused: a request body larger than {MAX_BODY} bytes"
         if headers.get("host", "") not in self.hosts:
             return 403, "refused: this server answers only to its own address"
         origin = headers.get("origin")
@@ -75,16 +87,58 @@ class Guard:
             from urllib.parse import parse_qs
 
             given = (parse_qs(query).get("token") or [None])[0]
+            if given is None:
+                return None  # the page alone, which holds no secret: reloaded once it dropped
+                # the token from its address (it keeps it in the tab's sessionStorage)
         if not token_matches(given, self.token):
             return 401, "refused: open the address kata serve printed (it carries the token)"
         return None
 
 
 def own_file(path: Path, folder: Path) -> bool:
-    """Whether ``path`` may be read or written as a kata's file: directly inside ``folder``
-    (the kata's folder), not a symlink, and (when it exists) a plain file."""
+    """Whether ``path`` may be read or written as a kata's file (or README): ``folder`` is
+    the checkout's ``katas/NN_name``, itself no symlink, and ``path`` lies directly inside
+    it, real paths compared; ``path`` is no symlink and, when it exists, a plain file with
+    no other name (a hard link to a file elsewhere is refused: st_nlink 1)."""
     try:
-        inside = path.parent.resolve() == folder.resolve() and path.name == path.name.strip("/")
-    except OSError:
+        katas = folder.parent.resolve(strict=True)
+        if folder.is_symlink() or folder.resolve(strict=True) != katas / folder.name:
+            return False
+        if path.parent.resolve(strict=True) != katas / folder.name or path.name in ("", ".", ".."):
+            return False
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return True  # a missing file may be written (reset makes it again)
+    except (OSError, ValueError, RuntimeError):
         return False
-    return inside and not path.is_symlink() and (not path.exists() or path.is_file())
+    return plain(info)
+
+
+def plain(info: os.stat_result) -> bool:
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
+def plain_file(path: Path) -> bool:
+    """A plain file, not a symlink nor a hard link (a backup kept by the room)."""
+    try:
+        return plain(os.lstat(path))
+    except (OSError, ValueError):
+        return False
+
+
+def own_folders(root: Path, *parts: str) -> bool:
+    """Whether the folders ``root/parts[0]/parts[1]/...`` that exist are folders, no
+    symlink among them (the backups' ``.kata/backups/NN_name``)."""
+    here = root
+    for part in parts:
+        here = here / part
+        try:
+            info = os.lstat(here)
+        except FileNotFoundError:
+            return True
+        except (OSError, ValueError):
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            return False
+    return True

@@ -7,16 +7,24 @@ the hint ladder's reveal_next_hint. Only the grading differs in where it runs: i
 subprocess with a time limit (graders.frontends.serve.grading), so that an endless loop or a
 crash in the learner's code gives a verdict and leaves the server running.
 
-One learner, one server: the routes run one at a time (a lock), each in the language the
-page asks for (``lang``). Security: graders.frontends.serve.security.
+One learner, one server, several tabs: a route that writes a kata's file holds that
+kata's lock (a check of one kata never waits for another's, and hints, reads and the home
+page hold none); the mock's routes hold the room's lock. Each route runs in its own thread,
+in the language the page asks for (``lang``, for that thread alone). Security:
+graders.frontends.serve.security.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
+import json
+import os
 import random
+import re
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,9 +40,11 @@ from starlette.staticfiles import StaticFiles
 from graders.core import i18n, registry
 from graders.core.i18n import _, translate
 from graders.core.registry import HINT_LEVELS, Kata
+from graders.core.results import FAILING
 from graders.frontends import quiz as quiz_engine
 from graders.frontends.cli.app import App
-from graders.frontends.cli.common import (TIME_RAN_OUT, Refused, UsageError, countdown,
+from graders.frontends.cli.common import (FILE_MISSING, TIME_RAN_OUT, Refused, UsageError,
+                                          clock_time, countdown,
                                           difficulty_word, outcome_word,
                                           hint_level, hint_level_word, last_attempt,
                                           progress_line, progress_words, resolve, tracks)
@@ -56,21 +66,84 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# A kata key as a request names it ("01", "1", "attention", "01_attention"): nothing else
+# reaches registry.get, and never the file system.
+KATA_KEY = re.compile(r"\s*[A-Za-z0-9_-]{1,40}\s*")
+
+
+class RoomApp(App):
+    """The App as the room uses it: a kata's file, README and backups only where they are
+    this checkout's own (graders.frontends.serve.security): a symlinked or hard-linked file,
+    a symlinked kata folder or backups folder is refused (403) before anything is read or
+    written, in every route (reset, restore and mocks use these too)."""
+
+    def learner_file(self, kata: Kata) -> Path:
+        path = super().learner_file(kata)
+        if not security.own_file(path, self.root / "katas" / kata.name):
+            raise Failure(403, _("refused: {file} is not a plain file in its kata's folder",
+                                 file=self.show_path(path)))
+        return path
+
+    def readme(self, kata: Kata) -> Path:
+        path = super().readme(kata)
+        folder = self.root / "katas" / kata.name
+        if path.parent == folder and not security.own_file(path, folder):
+            raise Failure(403, _("refused: {file} is not a plain file in its kata's folder",
+                                 file=self.show_path(path)))
+        return path
+
+    def status_now(self, state: dict, kata: Kata, source: str, announce) -> tuple:
+        """As App.status_now, but a kata whose file a route holds (a check grades it now) is
+        not graded a second time, nor waited for: its last known status (the home page and
+        the report answer at once)."""
+        lock = self.room.kata_lock(kata)
+        if not lock.acquire(blocking=False):
+            latest = last_attempt(state, kata)
+            return self.known_status(state, kata) or (latest or {}).get("status", FAILING), None
+        try:
+            return super().status_now(state, kata, source, announce)
+        finally:
+            lock.release()
+
+    def _own_backups(self, kata: Kata) -> None:
+        if not security.own_folders(self.root, ".kata", "backups", kata.name):
+            raise Failure(403, _("refused: {folder} is not a plain folder of this checkout",
+                                 folder=f".kata/backups/{kata.name}"))
+
+    def backup(self, kata: Kata, data: bytes | None = None) -> Path:
+        self._own_backups(kata)
+        return super().backup(kata, data)
+
+    def backups(self, kata: Kata) -> list[Path]:
+        self._own_backups(kata)
+        return [path for path in super().backups(kata) if security.plain_file(path)]
+
+
 class Room:
-    """The server's state: the repository copy, the token, the lock; ``grader`` grades a
+    """The server's state: the repository copy, the token, the locks; ``grader`` grades a
     kata's file (a subprocess by default)."""
 
     def __init__(self, root: Path, token: str, *, grader: Callable | None = None,
                  clock: Callable[[], float] = time.time):
         self.root, self.token, self.clock = root, token, clock
         self.grader = grader or grade_in_subprocess
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # the room's: the mock's routes
+        self._kata_locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+
+    def kata_lock(self, kata: Kata) -> threading.Lock:
+        """The lock of ``kata``'s file: held by the routes that write it (never wanted while
+        holding it: the room's lock comes first)."""
+        with self._locks_lock:
+            return self._kata_locks.setdefault(kata.name, threading.Lock())
 
     def app(self, output: io.StringIO | None = None) -> App:
         console = Console(file=output or io.StringIO(), width=100, no_color=True,
                           force_terminal=False, highlight=False)
-        return App(root=self.root, console=console, clock=self.clock, rng=random.Random(),
-                   grader=self.grader)
+        app = RoomApp(root=self.root, console=console, clock=self.clock, rng=random.Random(),
+                      grader=self.grader, front_end="room")
+        app.room = self
+        return app
 
     def run_command(self, command, **arguments) -> str:
         """Run a `kata` command's function with ``arguments``; its printed words, or a
@@ -145,31 +218,30 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
 
     room = Room(root, token, grader=grader, clock=clock)
 
-    def endpoint(handler):
+    def endpoint(handler, lock: str | None = None):
+        """``handler`` as a route. ``lock``: "kata" (the route writes the kata's file: its
+        kata's lock), "room" (the mock's routes: the room's lock), None (none)."""
         async def route(request: Request) -> Response:
-            body = {}
-            if request.method == "POST":
-                try:
-                    body = await request.json()
-                except ValueError:
-                    body = {}
-                body = body if isinstance(body, dict) else {}
             language = request.query_params.get("lang") or i18n.ENGLISH
             if i18n.resolve(language) is None:
                 language = i18n.ENGLISH
+            try:
+                body = await read_body(request, language) if request.method == "POST" else {}
+            except Failure as failure:
+                return JSONResponse({"error": failure.message}, status_code=failure.status)
 
             def work():
-                with room.lock, i18n.speaking(language):
+                with i18n.speaking_here(language):
                     app = room.app()
                     try:
-                        settle_expired_mock(app, app.console)
                         kata = None
                         if "key" in request.path_params:
-                            try:
-                                kata = resolve(request.path_params["key"])
-                            except UsageError as error:
-                                raise Failure(404, str(error)) from None
-                        return JSONResponse(handler(app, kata, body, request))
+                            kata = kata_named(request.path_params["key"])
+                        settle(app)
+                        held = (room.kata_lock(kata) if lock == "kata" and kata is not None
+                                else room.lock if lock == "room" else contextlib.nullcontext())
+                        with held:
+                            return JSONResponse(handler(app, kata, body, request))
                     except Failure as failure:
                         return JSONResponse({"error": failure.message, **failure.extra},
                                             status_code=failure.status)
@@ -179,13 +251,62 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             return await run_in_threadpool(work)
         return route
 
+    async def read_body(request: Request, language: str) -> dict:
+        """The request's JSON object: at most security.MAX_BODY bytes (a 413 past it, by its
+        Content-Length or as it streams), no NaN or Infinity, no nesting too deep to parse
+        (a 400); {} for an empty body or a JSON value that is no object."""
+        with i18n.speaking_here(language):
+            too_large = Failure(413, _("refused: a request larger than {size} MiB",
+                                       size=security.MAX_BODY >> 20))
+            not_json = Failure(400, _("refused: the request is not JSON"))
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > security.MAX_BODY:
+                raise too_large
+            chunks.append(chunk)
+        raw = b"".join(chunks)
+        if not raw.strip():
+            return {}
+
+        def no_constants(name: str):
+            raise ValueError(name)
+
+        try:
+            body = json.loads(raw, parse_constant=no_constants)
+        except (ValueError, RecursionError):
+            raise not_json from None
+        return body if isinstance(body, dict) else {}
+
+    def kata_named(key: str) -> Kata:
+        """The kata a request's key names; a 404 for anything else, the file system never
+        asked (a NUL, a path, an unknown name)."""
+        if not KATA_KEY.fullmatch(key):
+            raise Failure(404, _("no kata called {name}", name=repr(key)))
+        try:
+            return resolve(key, paths=False)
+        except UsageError as error:
+            raise Failure(404, str(error)) from None
+
+    def settle(app: App) -> None:
+        """A mock past its deadline is handed in (graded) by the first request after it,
+        under the room's lock; the others see it handed in."""
+        mock = app.store.read()["mock"]
+        if mock is None or room.clock() <= mock["deadline"]:
+            return
+        with room.lock, room.kata_lock(registry.get(mock["kata"])):
+            settle_expired_mock(app, app.console)
+
     def home(app: App, _kata, _body, _request) -> dict:
         state = app.store.read()
         statuses, groups = {}, []
         for title, members in tracks(registry.KATAS):
             rows = []
             for kata in members:
-                status, _result = app.status_now(state, kata, "list", lambda note: None)
+                try:
+                    status, _result = app.status_now(state, kata, "list", lambda note: None)
+                except Failure:  # a symlinked file, say: not the room's to grade
+                    status = FILE_MISSING
                 statuses[kata.name] = status
                 rows.append(kata_summary(app, state, kata, status))
             groups.append({"title": title, "katas": rows})
@@ -206,7 +327,13 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         return {**kata_summary(app, state, kata, app.known_status(state, kata) or ""),
                 "file": app.show_path(app.learner_file(kata)), "readme": verdicts.markdown(source),
                 "hints_total": len(kata.hints), "hints_used": hint_level(state, kata),
-                "backups": len(app.backups(kata)), "mock": mock, **room.read_file(app, kata)}
+                "backups": backups_count(app, kata), "mock": mock, **room.read_file(app, kata)}
+
+    def backups_count(app: App, kata: Kata) -> int:
+        try:
+            return len(app.backups(kata))
+        except Failure:  # a symlinked backups folder: none the room will use
+            return 0
 
     def file_now(app: App, kata: Kata, _body, _request) -> dict:
         return room.read_file(app, kata)
@@ -256,14 +383,26 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         return handler
 
     def reset(app: App, kata: Kata, _body, _request) -> dict:
+        room.kata_file(app, kata)
         message = room.run_command(cmd_reset, kata=kata.id, yes=True)
         return {"message": message, **room.read_file(app, kata)}
 
     def restore(app: App, kata: Kata, _body, _request) -> dict:
+        room.kata_file(app, kata)
+        mock = app.running_mock()
+        if mock is not None and mock["kata"] == kata.name:  # the room's words, not the CLI's
+            raise Failure(409, _("a mock interview of {kata} is running: bringing back a backup "
+                                 "must wait until you hand it in (Hand in).", kata=kata.name))
+        if not app.backups(kata):
+            return {"message": _("{kata} has no backups yet: Reset and a mock interview make "
+                                 "one before they replace your file.", kata=kata.name),
+                    **room.read_file(app, kata)}
         message = room.run_command(cmd_restore, kata=kata.id, backup=None, list=False)
         return {"message": message, **room.read_file(app, kata)}
 
     def solution(app: App, kata: Kata, _body, _request) -> dict:
+        app.refuse_during_mock(_("a mock interview of {kata} is running: the solution must "
+                                 "wait until you hand it in (Hand in)."))
         room.run_command(cmd_solution, kata=kata.id, yes=True)
         return {"solution": kata.solution_path.read_text(encoding="utf-8"),
                 "message": _("Now close it and write it yourself: Reset, or a mock of {kata}.",
@@ -292,21 +431,48 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         return {"mock": mock_view(app, room.clock())}
 
     def mock_start(app: App, _kata, body: dict, _request) -> dict:
+        """A mock of the kata the body names (or a random one): the room's words for what
+        the page shows, the `kata mock` command's function for the rest."""
+        from graders.frontends.cli.mock import minutes_allowed, MINUTES_RANGE
+
         minutes = body.get("minutes")
-        message = room.run_command(
-            cmd_mock, kata=body.get("kata") or None, random=bool(body.get("random")),
-            minutes=float(minutes) if isinstance(minutes, (int, float)) else None,
-            yes=True, submit=False, abort=False)
-        return {"message": message, "mock": mock_view(app, room.clock())}
+        if minutes is not None and not minutes_allowed(minutes):
+            raise Failure(400, _("a mock interview takes {low} to {high} minutes",
+                                 low=MINUTES_RANGE[0], high=MINUTES_RANGE[1]))
+        key = body.get("kata")
+        if key is not None and not isinstance(key, str):
+            raise Failure(400, _("no kata called {name}", name=repr(key)))
+        kata = kata_named(key) if key else None
+        if kata is None and not body.get("random"):
+            raise Failure(400, _("choose a kata for the mock interview, or a random one"))
+        running = app.running_mock()
+        if running is not None and (kata is None or kata.name != running["kata"]):
+            raise Failure(409, _("a mock interview of {kata} is running: hand it in first "
+                                 "(Hand in), or end it (Abort)", kata=running["kata"]))
+        if kata is not None:
+            app.learner_file(kata)  # its own file, or a 403 before anything is backed up
+        with room.kata_lock(kata) if kata is not None else contextlib.nullcontext():
+            room.run_command(cmd_mock, kata=kata.id if kata else None,
+                             random=kata is None and bool(body.get("random")),
+                             minutes=float(minutes) if minutes is not None else None,
+                             yes=True, submit=False, abort=False)
+        mock = mock_view(app, room.clock())
+        return {"message": _("mock interview of {kata}: {time} (until {clock}). Edit the file, "
+                             "then press Hand in; no hints and no solution until then.",
+                             kata=mock["kata"], time=mock["left"],
+                             clock=clock_time(mock["deadline"])) if mock else "",
+                "mock": mock}
 
     def mock_submit(app: App, _kata, _body, _request) -> dict:
         state = app.store.read()
         output = io.StringIO()
         if state["mock"] is not None:
             console = Console(file=output, width=100, no_color=True, force_terminal=False)
-            submit_mock(app, console)
+            with room.kata_lock(registry.get(state["mock"]["kata"])):
+                submit_mock(app, console)
         elif not (state["mocks"] and state["mocks"][-1].get("outcome") == TIME_RAN_OUT):
-            raise Failure(400, _("no mock interview is running: start one with kata mock"))
+            raise Failure(400, _("no mock interview is running: start one with Start a mock "
+                                 "on the home page"))
         else:  # its time ran out, and this request (or one before it) handed it in
             last = state["mocks"][-1]
             output.write(_("mock interview of {kata}: {outcome} after {minutes} min", kata=last["kata"],
@@ -319,12 +485,17 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
     def mock_abort(app: App, _kata, _body, _request) -> dict:
         from graders.frontends.cli.mock import abort_mock
 
+        mock = app.running_mock()
         try:
             output = io.StringIO()
             abort_mock(room.app(output))
         except UsageError as error:
             raise Failure(400, str(error)) from None
-        return {"message": output.getvalue().strip()}
+        message = output.getvalue().strip().splitlines()[0]  # the next line is the CLI's advice
+        if mock is not None and isinstance(mock.get("backup"), str):
+            message += " " + _("Your file from before the mock is a backup: press Restore to "
+                               "bring it back ({backup}).", backup=mock["backup"])
+        return {"message": message}
 
     def report(app: App, _kata, _body, _request) -> dict:
         text = room.run_command(cmd_report, json=False)
@@ -333,8 +504,8 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
     def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
-    def api(path: str, handler, methods=("GET",)) -> Route:
-        return Route(path, endpoint(guarded(handler)), methods=list(methods))
+    def api(path: str, handler, methods=("GET",), lock: str | None = None) -> Route:
+        return Route(path, endpoint(guarded(handler), lock), methods=list(methods))
 
     routes = [
         Route("/", page),
@@ -342,19 +513,19 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         api("/api/texts", texts),
         api("/api/kata/{key}", kata_page),
         api("/api/kata/{key}/file", file_now),
-        api("/api/kata/{key}/save", save, ("POST",)),
-        api("/api/kata/{key}/check", check, ("POST",)),
+        api("/api/kata/{key}/save", save, ("POST",), "kata"),
+        api("/api/kata/{key}/check", check, ("POST",), "kata"),
         api("/api/kata/{key}/set-aside", set_aside, ("POST",)),
         api("/api/kata/{key}/hint", hint, ("POST",)),
-        api("/api/kata/{key}/reset", reset, ("POST",)),
-        api("/api/kata/{key}/restore", restore, ("POST",)),
+        api("/api/kata/{key}/reset", reset, ("POST",), "kata"),
+        api("/api/kata/{key}/restore", restore, ("POST",), "kata"),
         api("/api/kata/{key}/solution", solution, ("POST",)),
         api("/api/kata/{key}/quiz", quiz_questions),
         api("/api/kata/{key}/quiz", quiz_mark, ("POST",)),
         api("/api/mock", mock_state),
-        api("/api/mock/start", mock_start, ("POST",)),
-        api("/api/mock/submit", mock_submit, ("POST",)),
-        api("/api/mock/abort", mock_abort, ("POST",)),
+        api("/api/mock/start", mock_start, ("POST",), "room"),
+        api("/api/mock/submit", mock_submit, ("POST",), "room"),
+        api("/api/mock/abort", mock_abort, ("POST",), "room"),
         api("/api/report", report),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -388,10 +559,37 @@ def serve(root: Path, *, port: int, open_browser: bool, announce: Callable[[str]
     config = uvicorn.Config(app, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     announce(_("The practice room is open at {url} (Ctrl-C stops it)", url=url))
-    if open_browser:
-        threading.Timer(0.5, lambda: webbrowser.open(url)).start()
+    folder = tempfile.mkdtemp(prefix="kata-serve-")  # mode 0700: the learner's alone
     try:
-        server.run(sockets=[listener])
-    except KeyboardInterrupt:
-        pass
+        if open_browser:
+            # The browser is started on a file that redirects to the address, never on the
+            # address itself: a command line is visible to every user of the machine (ps),
+            # the file to the learner alone (as Jupyter does).
+            page = redirect_file(Path(folder), url)
+            threading.Timer(0.5, lambda: webbrowser.open(page.as_uri())).start()
+        try:
+            server.run(sockets=[listener])
+        except KeyboardInterrupt:
+            pass
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
     return 0
+
+
+def redirect_file(folder: Path, url: str) -> Path:
+    """An HTML file in ``folder``, readable by the learner alone (0600), that sends the
+    browser on to ``url`` (which carries the token)."""
+    import html
+
+    path = folder / "open-the-practice-room.html"
+    quoted = html.escape(url, quote=True)
+    page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">\n'
+            f'<meta http-equiv="refresh" content="0;url={quoted}">\n'
+            f'<title>kata serve</title></head>\n<body><p><a href="{quoted}">{quoted}</a></p>'
+            f'</body></html>\n')
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(page)
+    return path

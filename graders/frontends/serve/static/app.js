@@ -1,6 +1,7 @@
 // The practice room's page: talks to the kata serve API (graders/frontends/serve/server.py).
 "use strict";
-const token = new URLSearchParams(location.search).get("token") || "";
+const token = new URLSearchParams(location.search).get("token") || sessionStorage.getItem("kata-token") || "";
+if (token) { sessionStorage.setItem("kata-token", token); history.replaceState(null, "", location.pathname + location.hash); }  // the token leaves the address bar and history
 let lang = localStorage.getItem("kata-lang") || "en";
 let T = {};            // the page's words, in the learner's language (from /api/home)
 let view = null;       // the CodeMirror view
