@@ -32,8 +32,10 @@ let pending = 0;       // requests the learner waits for: the header says "worki
 
 function busy(change) {
   pending += change;
-  $("busy").textContent = T.busy || "…";
-  $("busy").hidden = pending <= 0;
+  const sign = $("busy");
+  if (!sign) return;  // the page was replaced by a refusal (no token)
+  sign.textContent = T.busy || "…";
+  sign.hidden = pending <= 0;
 }
 
 // A request to the room. ``quiet``: one the learner did not ask for (the disk poll): no sign.
