@@ -4,8 +4,10 @@ One server (`kata serve --no-browser --port 0`, a real subprocess on a temporary
 katas/) and one browser for the module.
 
 Skipped, with one line saying how to get one, where no Chromium or no Playwright exists.
-Screenshots go to KATA_SCREENSHOT_DIR when set (the README's picture of the room was taken
-so), else to a temporary folder.
+Screenshots (at 1280×800, and 390×844 for a phone) go to KATA_SCREENSHOT_DIR when set (the
+README's pictures of the room were taken so), else to a temporary folder.
+
+Each defect of the room trial (reviews of 2026-11-28) is a test doing the trial's steps.
 """
 
 from __future__ import annotations
@@ -37,10 +39,25 @@ pytestmark = pytest.mark.browser
 
 ATTENTION = registry.get("01")
 MISSING_SCALE = next(m for m in mutants(ATTENTION) if m.id == "missing_scale").source(ATTENTION)
+SAMPLING = registry.get("16")
+DROPS_CROSSING = next(m for m in mutants(SAMPLING) if m.id == "top_p_drops_crossing_token").source(SAMPLING)
+ENCODING = registry.get("05")
 SCORES_LINE = "    scores = query @ key.transpose(-2, -1)"
 GRADING_S = 180_000  # ms: a grading run (a subprocess importing torch) on a busy machine
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+# How the page's dialogs (confirm, beforeunload) are answered, and which were asked.
+DIALOGS = {"accept": True, "asked": []}
+
+
+def answer(dialog) -> None:
+    DIALOGS["asked"].append((dialog.type, dialog.message))
+    if DIALOGS["accept"]:
+        dialog.accept()
+    else:
+        dialog.dismiss()
 
 
 @pytest.fixture(scope="module")
@@ -68,19 +85,52 @@ def room(tmp_path_factory):
     process.wait(timeout=20)
 
 
+ERRORS: list[str] = []  # the page's uncaught errors: a test that sees one fails
+
+
+def watch(page) -> None:
+    page.on("dialog", answer)
+    page.on("console", lambda message: print("console:", message.type, message.text))
+    page.on("pageerror", lambda error: (print("page error:", error), ERRORS.append(str(error))))
+
+
 @pytest.fixture(scope="module")
-def page(room):
+def browser():
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        page = context.new_page()
-        page.on("dialog", lambda dialog: dialog.accept())
-        page.on("console", lambda message: print("console:", message.type, message.text))
-        page.on("pageerror", lambda error: print("page error:", error))
-        page.goto(room[1] + "#kata/01")
-        page.locator(".cm-content").wait_for()
-        yield page
+        yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(room, browser):
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    watch(page)
+    page.goto(room[1] + "#kata/01")
+    page.locator(".cm-content").wait_for()
+    yield page
+    context.close()
+
+
+@pytest.fixture(autouse=True)
+def no_page_errors():
+    ERRORS.clear()
+    DIALOGS["accept"], DIALOGS["asked"] = True, []
+    yield
+    assert not ERRORS, ERRORS
+
+
+def open_kata(page, kata) -> None:
+    page.evaluate(f"location.hash = '#kata/{kata.id}'")
+    expect(page.locator("#kata-name")).to_have_text(kata.name)
+    page.locator(".cm-content").wait_for()
+
+
+def fits(page) -> None:
+    """Nothing sticks out sideways: the page has no horizontal scroll."""
+    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], width
 
 
 def type_file(page, text: str) -> None:
@@ -94,6 +144,11 @@ def editor_text(page) -> str:
     return page.evaluate("KataEditor.getText(view)")
 
 
+def shows(page, text: str) -> None:
+    """Wait until the editor holds ``text``."""
+    page.wait_for_function("text => KataEditor.getText(view) === text", arg=text, timeout=GRADING_S)
+
+
 def check(page) -> None:
     page.locator("#btn-check").click()
     page.locator("#verdict").wait_for(timeout=GRADING_S)
@@ -104,6 +159,12 @@ def test_without_the_scale_check_names_missing_scale(page, room, shots):
     check(page)
     expect(page.locator("#verdict .slug").first).to_have_text("[missing-scale]")
     expect(page.locator("#scoreboard")).to_contain_text("core:")
+    # Heatmaps only of the attention weights (never of the output), captioned with what
+    # they are: the tensor checked and the slice drawn, not a bare "[0]".
+    captions = page.locator(".heatmap-what").all_inner_texts()
+    assert captions and all("attention weights" in c and ", :, :]" in c for c in captions), captions
+    # Each mistake's explanation once, however many checks it fails.
+    expect(page.locator("#verdict .explanation")).to_have_count(1)
     page.screenshot(path=shots / "serve-room.png")
     root = room[0]
     assert (root / "katas" / ATTENTION.name / ATTENTION.file).read_text() == editor_text(page)
@@ -149,9 +210,16 @@ def test_in_chinese_the_verdict_is_chinese(page, shots):
     check(page)
     expect(page.locator("#verdict .slug").first).to_have_text("[missing-scale]")
     expect(page.locator("#scoreboard")).to_contain_text("核心")
+    skipped = page.locator("#verdict .check[data-outcome='skipped']")
+    expect(skipped.first).to_contain_text("需要 CUDA GPU")  # as the CLI says it
+    expect(page.locator("#verdict")).not_to_contain_text("needs a CUDA GPU")
     page.screenshot(path=shots / "serve-room-zh-CN.png")
+    # Switching language with a verdict shown: the verdict follows, never left in Chinese.
     page.select_option("#lang", "en")
     expect(page.locator("#btn-check")).to_have_text("Check")
+    expect(page.locator("#scoreboard")).to_contain_text("core:", timeout=GRADING_S)
+    expect(page.locator("#verdict")).not_to_contain_text("核心")
+    expect(skipped.first).to_contain_text("needs a CUDA GPU")
 
 
 def test_an_endless_loop_gives_a_verdict_in_bounded_time_and_the_page_still_works(page):
@@ -168,15 +236,174 @@ def test_an_endless_loop_gives_a_verdict_in_bounded_time_and_the_page_still_work
 def test_a_transposed_causal_mask_is_drawn_as_two_heatmaps(page, shots):
     masks = registry.get("04")
     transposed = next(m for m in mutants(masks) if m.id == "causal_mask_transposed").source(masks)
-    page.evaluate("location.hash = '#kata/04'")
-    expect(page.locator("#kata-name")).to_have_text("04_masks")
+    open_kata(page, masks)
     type_file(page, transposed)
     check(page)
     card = page.locator(".check", has=page.locator(".slug", has_text="[causal-mask-transposed]"))
     expect(card.locator(".heatmap")).to_have_count(2)
     expect(card.locator(".heatmap").nth(1).locator("td.inf")).to_have_count(10)
+    expect(card.locator(".heatmap-what")).to_contain_text("mask")
     card.locator(".heatmaps").scroll_into_view_if_needed()
     page.locator("#work").screenshot(path=shots / "serve-heatmap.png")
+
+
+def test_unsaved_text_is_never_lost(page, room, browser):
+    """Restore without a backup, Reset, Home, another kata and closing the tab: each keeps
+    the editor's text or puts it where Restore brings it back, asking first when leaving."""
+    open_kata(page, ENCODING)
+    skeleton = editor_text(page)
+    restore = page.locator("#btn-restore")
+    mine = [skeleton + f"# mine {n}\n" for n in range(5)]
+
+    type_file(page, mine[0])  # Restore with no backups: the editor keeps the text, and says so
+    restore.click()
+    expect(page.locator("#output .card").first).to_contain_text("no backups")
+    expect(page.locator("#output .card").first).to_contain_text("The editor keeps your text")
+    assert editor_text(page) == mine[0]
+    expect(page.locator("#save-state")).to_have_text("unsaved changes")
+
+    page.locator("#btn-reset").click()  # Reset: the editor's text is backed up with the file
+    expect(page.locator("#output .card").first).to_contain_text("is the skeleton again")
+    shows(page, skeleton)
+    restore.click()
+    shows(page, mine[0])
+
+    type_file(page, mine[1])  # Home, declined: nothing changes
+    DIALOGS["accept"] = False
+    page.locator("#home-link").click()
+    expect(page.locator("#kata")).to_be_visible()
+    assert DIALOGS["asked"] and "unsaved changes" in DIALOGS["asked"][-1][1]
+    assert editor_text(page) == mine[1] and page.evaluate("location.hash") == f"#kata/{ENCODING.id}"
+    DIALOGS["accept"] = True  # Home, accepted: the text is kept as a backup
+    page.locator("#home-link").click()
+    expect(page.locator("#home .scoreboard")).to_be_visible(timeout=GRADING_S)
+    open_kata(page, ENCODING)
+    shows(page, mine[0])
+    restore.click()
+    shows(page, mine[1])
+
+    type_file(page, mine[2])  # another kata, by its address
+    asked = len(DIALOGS["asked"])
+    open_kata(page, registry.get("02"))
+    assert len(DIALOGS["asked"]) == asked + 1
+    open_kata(page, ENCODING)
+    restore.click()
+    shows(page, mine[2])
+
+    tab = page.context.new_page()  # closing the tab: the browser asks; the text is kept
+    watch(tab)
+    tab.goto(page.url)
+    expect(tab.locator("#kata-name")).to_have_text(ENCODING.name)
+    type_file(tab, mine[3])
+    tab.close(run_before_unload=True)
+    deadline = time.monotonic() + 20
+    folder = room[0] / ".kata" / "backups" / ENCODING.name
+    while not any(b.read_text() == mine[3] for b in folder.iterdir()):
+        assert time.monotonic() < deadline, "the closed tab's text is in no backup"
+        page.wait_for_timeout(200)  # (the browser's events, the tab's dialog among them, go on)
+    assert any(kind == "beforeunload" for kind, _message in DIALOGS["asked"])
+    restore.click()
+    shows(page, mine[3])
+
+
+def test_a_kata_that_does_not_exist_says_so_and_the_page_keeps_working(page):
+    for address in ("#kata/99", "#kata/atention"):
+        page.evaluate(f"location.hash = '{address}'")
+        expect(page.locator("#missing-text")).to_contain_text("99" if "99" in address else "atention")
+        expect(page.locator("#kata")).to_be_hidden()
+        page.locator("#missing-home").click()
+        expect(page.locator("#home .scoreboard")).to_be_visible(timeout=GRADING_S)
+        open_kata(page, ATTENTION)
+        expect(page.locator("#btn-check")).to_be_visible()
+
+
+def test_at_1280_by_800_a_long_line_scrolls_inside_the_editor(page):
+    open_kata(page, ATTENTION)
+    type_file(page, editor_text(page) + "x = " + " + ".join(["1"] * 200) + "\n")
+    fits(page)
+    assert page.locator("#btn-quiz").bounding_box()["x"] + 20 < DESKTOP["width"]
+    assert page.locator("#problem").bounding_box()["width"] > 400  # not pinned at its minimum
+    scroller = page.evaluate("(() => { const s = document.querySelector('#editor .cm-scroller');"
+                             " return [s.scrollWidth, s.clientWidth]; })()")
+    assert scroller[0] > scroller[1]  # the editor scrolls sideways inside itself
+    page.keyboard.press("Control+s")  # saved: leaving asks nothing
+    expect(page.locator("#save-state")).to_have_text("saved")
+
+
+def test_hints_and_the_solution_show_code_unwrapped_and_a_fourth_hint_says_so(page):
+    open_kata(page, ATTENTION)
+    cards = page.locator(".card.hint")
+    for shown in range(1, 5):  # up to rung 3 (near-code), then once past the ladder's top
+        page.locator("#btn-hint").click()
+        expect(cards).to_have_count(shown)
+        if "hint 3/3" in cards.first.inner_text() and shown > 1 and "hint 3/3" in cards.nth(1).inner_text():
+            break
+    hint = cards.first
+    expect(hint).to_contain_text("hint 3/3")
+    expect(hint.locator("pre.code")).to_have_css("white-space", "pre")
+    expect(hint.locator(".exhausted")).to_contain_text("last hint")
+    expect(page.locator(".card.hint").nth(1).locator(".exhausted")).to_have_count(0)
+    page.locator("#btn-solution").click()
+    solution = page.locator("#output .card").first.locator("pre.code")
+    expect(solution).to_contain_text("def scaled_dot_product_attention")
+    expect(solution).to_have_css("white-space", "pre")
+
+
+def test_markdown_in_a_verdict_is_rendered_and_each_explanation_shown_once(page):
+    open_kata(page, SAMPLING)
+    type_file(page, DROPS_CROSSING)
+    check(page)
+    verdict = page.locator("#verdict")
+    expect(verdict.locator(".slug", has_text="[top-p-drops-crossing-token]").first).to_be_visible()
+    expect(verdict.locator(".mistake-hint em", has_text="before")).to_have_count(1)
+    assert "*before*" not in verdict.inner_text()
+    cards = verdict.locator(".check", has=page.locator(".slug", has_text="[top-p-drops-crossing-token]"))
+    assert cards.count() > 1
+    expect(cards.locator(".explanation")).to_have_count(1)
+    expect(cards.locator(".explained-above")).to_have_count(cards.count() - 1)
+
+
+def test_waiting_shows_at_once(page, room, shots):
+    """Home grades the katas changed on disk first; a check takes seconds: both show it."""
+    path = room[0] / "katas" / ATTENTION.name / ATTENTION.file
+    path.write_text(MISSING_SCALE)  # changed since last graded: home grades it
+    page.evaluate("location.hash = ''")
+    expect(page.locator("#home-loading")).to_be_visible()
+    expect(page.locator("#busy")).to_be_visible()
+    expect(page.locator("#home .scoreboard")).to_be_visible(timeout=GRADING_S)
+    expect(page.locator("#busy")).to_be_hidden()
+    fits(page)
+    page.screenshot(path=shots / "serve-home.png")
+    open_kata(page, ATTENTION)
+    page.locator("#btn-check").click()
+    expect(page.locator("#busy")).to_be_visible()
+    expect(page.locator("#grading")).to_be_visible()
+    page.locator("#verdict").wait_for(timeout=GRADING_S)
+    expect(page.locator("#busy")).to_be_hidden()
+
+
+def test_on_a_phone_the_page_stacks_and_fits(room, browser, shots):
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    phone = context.new_page()
+    watch(phone)
+    phone.goto(room[1])
+    expect(phone.locator("#home .scoreboard")).to_be_visible(timeout=GRADING_S)
+    assert phone.evaluate("window.innerWidth") == PHONE["width"]  # the viewport meta is read
+    fits(phone)
+    phone.screenshot(path=shots / "serve-phone-home.png")
+    masks = registry.get("04")
+    phone.evaluate("location.hash = '#kata/04'")
+    expect(phone.locator("#kata-name")).to_have_text(masks.name)
+    fits(phone)
+    type_file(phone, next(m for m in mutants(masks) if m.id == "causal_mask_transposed").source(masks))
+    problem, editor = phone.locator("#problem").bounding_box(), phone.locator("#editor").bounding_box()
+    assert editor["y"] >= problem["y"] + problem["height"] and editor["width"] <= PHONE["width"]
+    phone.locator("#btn-check").click()
+    phone.locator("#verdict .heatmap").first.wait_for(timeout=GRADING_S)
+    fits(phone)
+    phone.locator("#verdict .heatmaps").first.scroll_into_view_if_needed()
+    phone.screenshot(path=shots / "serve-phone-kata.png")
+    context.close()
 
 
 def test_a_mock_shows_its_countdown_and_refuses_a_hint(page, room, shots):
@@ -190,6 +417,10 @@ def test_a_mock_shows_its_countdown_and_refuses_a_hint(page, room, shots):
     page.locator("#btn-solution").click()
     expect(page.locator(".card.refused").first).to_contain_text("mock interview")
     page.screenshot(path=shots / "serve-mock.png")
+    DIALOGS["accept"] = False  # Hand in asks first: declined, the mock goes on
+    page.locator("#mock-submit").click()
+    assert DIALOGS["asked"][-1][0] == "confirm" and "Hand in" in DIALOGS["asked"][-1][1]
+    expect(page.locator("#mock-bar")).to_be_visible()
     page.locator("#mock-abort").click()
     expect(page.locator("#mock-bar")).to_be_hidden()
 

@@ -130,17 +130,19 @@ def expect_close(
                              "diff {diff}); {off} of {total} values off (rtol {rtol}, atol "
                              "{atol})", index=index(first), largest=index(worst), **numbers))
     failure = fail(details)
-    failure.pictures = matrix_pictures(exp64, got64, index(first))
+    failure.pictures = matrix_pictures(exp64, got64, index(first), of=check)
     raise failure
 
 
 PICTURE_MAX_SIDE = 16  # larger matrices are not drawn (a heatmap of them says little)
 
 
-def matrix_pictures(expected: torch.Tensor, got: torch.Tensor, first: tuple[int, ...]) -> dict | None:
+def matrix_pictures(expected: torch.Tensor, got: torch.Tensor, first: tuple[int, ...],
+                    of: str = "") -> dict | None:
     """The (n, m) matrices, expected and got, of the slice holding the first difference
     ``first`` (an index into tensors of shape (..., n, m), n and m at most 16), as lists of
-    numbers ("-inf", "inf", "nan" as strings, for JSON); None for other shapes."""
+    numbers ("-inf", "inf", "nan" as strings, for JSON); None for other shapes. ``of``: what
+    the tensor is (the check's words, e.g. "the attention weights"), for the caption."""
     if expected.dim() < 2 or not all(2 <= side <= PICTURE_MAX_SIDE for side in expected.shape[-2:]):
         return None
     at = first[:-2]
@@ -148,7 +150,7 @@ def matrix_pictures(expected: torch.Tensor, got: torch.Tensor, first: tuple[int,
     def rows(matrix: torch.Tensor) -> list[list]:
         return [[v if math.isfinite(v) else str(v) for v in row] for row in matrix[at].tolist()]
 
-    return {"at": list(at), "expected": rows(expected), "got": rows(got)}
+    return {"at": list(at), "of": of, "expected": rows(expected), "got": rows(got)}
 
 
 # Dropout as near to 1 as keeps hand-written dropout's 1 / (1 - p) finite: in training mode

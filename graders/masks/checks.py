@@ -321,7 +321,8 @@ def check_mask_values(got: Tensor, expected: Tensor, check: str, on: str,
                              count=int(where.sum()), total=where.numel(), what=what, index=first))
     slug = identify(got, expected, suspects, rtol * MISTAKE_SLACK, atol * MISTAKE_SLACK)
     failure = verdict(check, on, details, slug)
-    failure.pictures = matrix_pictures(exp64, got64, tuple(int(i) for i in (~same).nonzero()[0]))
+    failure.pictures = matrix_pictures(exp64, got64, tuple(int(i) for i in (~same).nonzero()[0]),
+                                       of=check)
     raise failure
 
 

@@ -9,7 +9,7 @@ from markdown_it import MarkdownIt
 
 from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
-from graders.core.results import KataResult, shown, shown_tally
+from graders.core.results import SKIPPED, KataResult, shown, shown_tally
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")  # raw HTML is escaped
 
@@ -17,6 +17,29 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")  # raw HTM
 def markdown(source: str) -> str:
     """``source`` rendered as HTML; any HTML in it is shown as text, never run."""
     return _MARKDOWN.render(source)
+
+
+def drawn(pictures: dict | None) -> bool:
+    """Whether a failing check's matrices are worth a heatmap: a mask or scores (with -inf
+    in them), a 0/1 matrix, or attention weights (each row a probability distribution, or all
+    zero). An output or a projection is not: a picture of its numbers says nothing a
+    heatmap can show."""
+    if not pictures:
+        return False
+    values = [v for row in pictures["expected"] for v in row]
+    if any(isinstance(v, str) for v in values):  # -inf (or nan) in the expected matrix
+        return True
+    if all(v in (0, 1) for v in values):
+        return True
+    return all(all(v >= -1e-6 for v in row) and (abs(sum(row) - 1) < 1e-3 or abs(sum(row)) < 1e-6)
+               for row in pictures["expected"])
+
+
+def picture_caption(pictures: dict, label: str) -> str:
+    """What the drawn matrix is: the tensor checked (its label when the grader gave none)
+    and which (n, m) slice of it, e.g. ``the attention weights (batch, n, m) [0, :, :]``."""
+    index = ", ".join([*(str(i) for i in pictures.get("at", [])), ":", ":"])
+    return f"{pictures.get('of') or label} [{index}]"
 
 
 def verdict(result: KataResult, *, hidden: bool = False) -> dict:
@@ -28,9 +51,13 @@ def verdict(result: KataResult, *, hidden: bool = False) -> dict:
         result = interview.without_mistakes(result)
     checks = []
     for check in result.checks:
+        pictures = ({**check.pictures, "caption": picture_caption(check.pictures, check.label)}
+                    if drawn(check.pictures) else None)
         entry = {"name": check.name, "label": check.label, "tier": check.tier, "tier_text": shown(check.tier),
                  "outcome": check.outcome, "outcome_text": shown(check.outcome),
-                 "verdict": check.verdict, "slug": check.slug, "pictures": check.pictures}
+                 # a skipped check's verdict is its reason, as the grader gave it: translated
+                 "verdict": translate(check.verdict) if check.outcome == SKIPPED else check.verdict,
+                 "slug": check.slug, "pictures": pictures}
         if check.slug and check.slug in MISTAKES and not hidden:
             entry["explanation"] = translate(MISTAKES[check.slug].explanation)
             entry["hint"] = translate(MISTAKES[check.slug].hint)
@@ -65,6 +92,17 @@ def page_texts() -> dict[str, str]:
         "mark": _("Mark my answers"), "passed": _("passed"), "failed": _("failed"),
         "explanation": _("mistake"), "mistake_hint": _("hint"), "skipped": _("skipped"),
         "expected": _("expected"), "yours": _("yours"),
+        "busy": _("working…"),
+        "loading_home": _("Counting your progress: katas changed since they were last graded "
+                          "are graded first…"),
+        "hints_exhausted": _("That was the last hint: all {total} are shown. Still stuck? "
+                             "Solution shows the reference (your report will say you saw it)."),
+        "explained_above": _("the same mistake as above: its explanation and hint are there"),
+        "editor_kept": _("The editor keeps your text, unsaved."),
+        "confirm_leave": _("The editor has unsaved changes. Leave this kata? They are kept as a "
+                           "backup first (Restore brings them back)."),
+        "confirm_submit": _("Hand in now? Your file as it stands is graded and the mock "
+                            "interview ends."),
         # templates: {label}, {text}, {title}, {tier}, {outcome} are filled in by the page
         "labeled": _("{label}: {text}"), "check_line": _("{title} ({tier}): {outcome}"),
         "no_token": _("Open the address kata serve printed: it carries the token."),

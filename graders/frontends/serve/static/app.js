@@ -9,14 +9,38 @@ let current = null;    // the open kata: {id, sha (of the file as the editor las
 let dirty = false;     // the editor holds text not yet saved
 let mock = null;       // the running mock, from the server
 let mockClockOffset = 0;
+let here = null;       // the address (hash) the page shows now: a declined leave goes back to it
+let shownAt = 0;       // counts the pages drawn: an answer for a page left meanwhile is dropped
+let gradedAt = 0;      // counts the gradings asked for: only the latest one's verdict is shown
 const $ = (id) => document.getElementById(id);
 // One of the page's templates (T.labeled, T.check_line) filled in, every value escaped.
 const fill = (template, values) => template.replace(/\{(\w+)\}/g, (whole, name) => name in values ? values[name] : whole);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+// A catalog text (a mistake's explanation, a hint) as HTML: escaped, with its markdown's
+// `code`, **strong** and *emphasis* shown as such. An asterisk inside a word or an
+// expression (h*d, i*d:(i+1)*d) is no emphasis and stays as it is.
+function inline(text) {
+  return String(text ?? "").split(/(`[^`\n]+`)/).map((part, i) => {
+    if (i % 2) return `<code>${esc(part.slice(1, -1))}</code>`;
+    return esc(part)
+      .replace(/(^|[\s(\["'])\*\*(?=\S)([^*\n]*?\S)\*\*(?=$|[\s.,;:!?)\]])/g, "$1<strong>$2</strong>")
+      .replace(/(^|[\s(\["'])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?=$|[\s.,;:!?)\]])/g, "$1<em>$2</em>");
+  }).join("");
+}
 
 let writes = 0;        // counts requests that write the file: a disk poll overlapping one is stale
+let pending = 0;       // requests the learner waits for: the header says "working…" meanwhile
 
-async function api(path, body) {
+function busy(change) {
+  pending += change;
+  const sign = $("busy");
+  if (!sign) return;  // the page was replaced by a refusal (no token)
+  sign.textContent = T.busy || "…";
+  sign.hidden = pending <= 0;
+}
+
+// A request to the room. ``quiet``: one the learner did not ask for (the disk poll): no sign.
+async function api(path, body, quiet) {
   const url = path + (path.includes("?") ? "&" : "?") + "lang=" + encodeURIComponent(lang);
   const options = {headers: {"X-Kata-Token": token}};
   if (body !== undefined) {
@@ -26,8 +50,12 @@ async function api(path, body) {
     options.body = JSON.stringify(body);
   }
   if (body !== undefined) inFlight++;
+  if (!quiet) busy(1);
   let response;
-  try { response = await fetch(url, options); } finally { if (body !== undefined) inFlight--; }
+  try { response = await fetch(url, options); } finally {
+    if (body !== undefined) inFlight--;
+    if (!quiet) busy(-1);
+  }
   let data;
   try { data = await response.json(); } catch (e) { data = {error: await response.text()}; }
   data._status = response.status;
@@ -35,7 +63,7 @@ async function api(path, body) {
 }
 
 function show(section) {
-  for (const id of ["home", "kata", "report"]) $(id).hidden = id !== section;
+  for (const id of ["home", "kata", "report", "missing"]) $(id).hidden = id !== section;
 }
 
 function setMock(m) {
@@ -71,23 +99,28 @@ async function loadTexts() {
 }
 
 async function renderHome() {
+  const ticket = ++shownAt;
   if (!await loadTexts()) return;
+  // At once: the answer may take a while when katas changed on disk (each is graded first).
+  $("home").innerHTML = `<p class="card" id="home-loading">${esc(T.loading_home)}</p>`;
+  show("home");
   const data = await api("/api/home");  // grades the katas changed since last graded, as kata list does
+  if (ticket !== shownAt) return;  // the learner went elsewhere meanwhile
+  if (data._status !== 200) { $("home").innerHTML = `<p class="card refused">${esc(data.error)}</p>`; return; }
   let html = `<p class="scoreboard">${esc(data.progress)}</p>`;
   html += `<p><button id="mock-random">${esc(T.start_mock)}: ${esc(T.random)}</button></p>`;
   for (const track of data.tracks) {
-    html += `<h2>${esc(track.title)}</h2><table><tr><th>${esc(T.kata)}</th><th></th><th>${esc(T.status)}</th><th>${esc(T.hints)}</th><th>${esc(T.level)}</th><th></th></tr>`;
+    html += `<h2>${esc(track.title)}</h2><table class="katas"><tr class="head"><th>${esc(T.kata)}</th><th></th><th>${esc(T.status)}</th><th>${esc(T.hints)}</th><th>${esc(T.level)}</th><th></th></tr>`;
     for (const k of track.katas) {
       const cls = "status-" + k.status.replace(/ /g, "-");
-      html += `<tr><td><a href="#kata/${k.id}">${esc(k.name)}</a>${k.id === data.next ? " ← " + esc(T.next) : ""}</td>` +
-        `<td>${esc(k.title)}</td><td class="${cls}">${esc(k.status_text)}</td><td>${esc(k.hints)}</td>` +
-        `<td>${esc(k.difficulty)}, ${k.minutes} ${esc(T.minutes)}</td>` +
-        `<td><button data-mock="${k.id}">${esc(T.start_mock)}</button></td></tr>`;
+      html += `<tr><td class="name"><a href="#kata/${k.id}">${esc(k.name)}</a>${k.id === data.next ? " ← " + esc(T.next) : ""}</td>` +
+        `<td class="title">${esc(k.title)}</td><td class="${cls}">${esc(k.status_text)}</td><td class="hints">${esc(k.hints)}</td>` +
+        `<td class="level">${esc(k.difficulty)}, ${k.minutes} ${esc(T.minutes)}</td>` +
+        `<td class="mock"><button data-mock="${k.id}">${esc(T.start_mock)}</button></td></tr>`;
     }
     html += "</table>";
   }
   $("home").innerHTML = html;
-  show("home");
   $("mock-random").onclick = () => startMock({random: true});
   for (const b of document.querySelectorAll("[data-mock]")) b.onclick = () => startMock({kata: b.dataset.mock});
 }
@@ -100,9 +133,17 @@ async function startMock(body) {
 }
 
 async function renderKata(id) {
+  const ticket = ++shownAt;
   if (!T.check) await loadTexts();
   const data = await api("/api/kata/" + id);
-  if (data._status !== 200) { $("kata").textContent = data.error; show("kata"); return; }
+  if (ticket !== shownAt) return;
+  if (data._status !== 200) {  // no such kata (#kata/99, a typo): say so; the page keeps working
+    current = null;
+    $("missing").innerHTML = `<p class="card refused" id="missing-text">${esc(data.error)}</p>` +
+      `<p><a href="#" id="missing-home">${esc(T.home)}</a></p>`;
+    show("missing");
+    return;
+  }
   setMock(data.mock);
   current = {id: data.id, sha: data.sha};
   $("problem").innerHTML = data.readme;
@@ -128,13 +169,20 @@ function renderVerdict(v) {
   if (v.error) html += `<pre>${esc(v.error)}</pre>`;
   if (v.note) html += `<p>${esc(v.note)}</p>`;
   let rows = "";
+  const explained = new Set();  // each mistake's explanation and hint once, at its first check
   for (const c of v.checks) {
     const cls = c.outcome === "passed" ? "passed" : (c.outcome === "skipped" ? "" : "failed");
     rows += `<div class="card ${cls} check" data-outcome="${esc(c.outcome)}">` +
       fill(esc(T.check_line), {title: `<strong>${esc(c.label)}</strong>`, tier: esc(c.tier_text), outcome: esc(c.outcome_text)});
     if (c.slug) rows += ` <span class="slug">[${esc(c.slug)}]</span>`;
-    if (c.explanation) rows += `<p>${fill(esc(T.labeled), {label: esc(T.explanation), text: esc(c.explanation)})}</p>`;
-    if (c.hint) rows += `<p>${fill(esc(T.labeled), {label: esc(T.mistake_hint), text: esc(c.hint)})}</p>`;
+    const said = [c.explanation, c.hint].join("\n");
+    if ((c.explanation || c.hint) && explained.has(said)) {
+      rows += `<p class="explained-above">${esc(T.explained_above)}</p>`;
+    } else {
+      explained.add(said);
+      if (c.explanation) rows += `<p class="explanation">${fill(esc(T.labeled), {label: esc(T.explanation), text: inline(c.explanation)})}</p>`;
+      if (c.hint) rows += `<p class="mistake-hint">${fill(esc(T.labeled), {label: esc(T.mistake_hint), text: inline(c.hint)})}</p>`;
+    }
     if (c.verdict && c.outcome !== "passed") rows += `<pre>${esc(c.verdict)}</pre>`;
     if (c.pictures && c.outcome !== "passed") rows += heatmaps(c.pictures);
     rows += "</div>";
@@ -143,7 +191,8 @@ function renderVerdict(v) {
 }
 
 // A failing matrix check's expected and actual matrices side by side, one colour scale
-// for both: -inf dark, the smallest finite value light, the largest deep blue.
+// for both: -inf dark, the smallest finite value light, the largest deep blue; captioned
+// with what the matrix is (the tensor checked, and which slice of it).
 function heatmaps(p) {
   const finite = [...p.expected.flat(), ...p.got.flat()].filter((v) => typeof v === "number");
   const low = Math.min(...finite, 0), high = Math.max(...finite, 0);
@@ -153,9 +202,10 @@ function heatmaps(p) {
     const light = Math.round(97 - 55 * t);
     return `<td style="background:hsl(215,70%,${light}%)" title="${v.toPrecision(4)}"></td>`;
   };
-  const grid = (title, m) => `<figure><figcaption>${esc(title)}${p.at.length ? " [" + p.at.join(", ") + "]" : ""}</figcaption>` +
+  const grid = (title, m) => `<figure><figcaption>${esc(title)}</figcaption>` +
     `<table class="heatmap">${m.map((row) => "<tr>" + row.map(cell).join("") + "</tr>").join("")}</table></figure>`;
-  return `<div class="heatmaps">${grid(T.expected, p.expected)}${grid(T.yours, p.got)}</div>`;
+  return `<div class="heatmaps"><p class="heatmap-what">${esc(p.caption || "")}</p>` +
+    `<div class="heatmap-pair">${grid(T.expected, p.expected)}${grid(T.yours, p.got)}</div></div>`;
 }
 
 async function save(force) {
@@ -183,29 +233,63 @@ function offerDisk(disk, message) {
   $("conflict-keep").onclick = async () => { $("conflict").hidden = true; await save(true); };
 }
 
+let verdictShown = false;  // the output holds a verdict (re-graded in the new language on a switch)
+
 async function check() {
+  const ticket = ++gradedAt;
   $("btn-check").disabled = true;
   $("output").innerHTML = `<div class="card" id="grading">${esc(T.checking)}</div>`;
   try {
     const data = await api(`/api/kata/${current.id}/check`, {text: KataEditor.getText(view), base: current.sha});
+    if (ticket !== gradedAt) return;
     $("output").innerHTML = "";
     if (!afterSave(data)) return;
     $("output").innerHTML = renderVerdict(data.verdict);
+    verdictShown = true;
+  } finally { $("btn-check").disabled = false; }
+}
+
+// The verdict shown, again in the language just chosen: the file on disk (what was checked;
+// the editor and its unsaved text are left alone) graded once more.
+async function regradeShown() {
+  const kata = current.id, ticket = ++gradedAt;
+  $("btn-check").disabled = true;
+  $("output").innerHTML = `<div class="card" id="grading">${esc(T.checking)}</div>`;
+  try {
+    const disk = await api(`/api/kata/${kata}/file`);
+    const data = disk._status === 200 ? await api(`/api/kata/${kata}/check`, {text: disk.text, base: disk.sha}) : disk;
+    if (ticket !== gradedAt || !current || current.id !== kata) return;
+    $("output").innerHTML = data._status === 200 ? renderVerdict(data.verdict) : "";
+    if (data._status !== 200) output(esc(data.error), "refused");
   } finally { $("btn-check").disabled = false; }
 }
 
 async function hint() {
   const data = await api(`/api/kata/${current.id}/hint`, {});
   if (data._status !== 200) { output(esc(data.error), "refused hint-refused"); return; }
-  let html = `<strong>${esc(data.heading)}</strong>` + (data.code ? `<pre>${esc(data.text)}</pre>` : `<p>${esc(data.text)}</p>`);
-  if (data.mistake) html += `<p><span class="slug">[${esc(data.mistake.slug)}]</span> ${esc(data.mistake.explanation)}</p><p>${fill(esc(T.labeled), {label: esc(T.mistake_hint), text: esc(data.mistake.hint)})}</p>`;
+  let html = `<strong>${esc(data.heading)}</strong>` + (data.code ? `<pre class="code">${esc(data.text)}</pre>` : `<p>${inline(data.text)}</p>`);
+  if (data.exhausted) html += `<p class="exhausted">${esc(fill(T.hints_exhausted, {total: data.total}))}</p>`;
+  if (data.mistake) html += `<p><span class="slug">[${esc(data.mistake.slug)}]</span> ${inline(data.mistake.explanation)}</p><p>${fill(esc(T.labeled), {label: esc(T.mistake_hint), text: inline(data.mistake.hint)})}</p>`;
   output(html, "hint");
 }
 
+// Reset and Restore replace the file and the editor. Unsaved text in the editor is saved
+// first, so that the command backs it up with the file and Restore brings it back.
 async function replaceFile(action, question) {
   if (question && !confirm(question)) return;
-  const data = await api(`/api/kata/${current.id}/${action}`, {});
+  const kata = current.id;
+  const info = await api(`/api/kata/${kata}`);
+  if (action === "restore" && (!info.backups || (info.mock && info.mock.id === kata))) {
+    // Nothing to bring back: the server says so, and the editor keeps its text.
+    const data = await api(`/api/kata/${kata}/restore`, {});
+    const said = data._status === 200 ? data.message : data.error;
+    output(`<pre>${esc(said)}</pre>` + (dirty ? `<p>${esc(T.editor_kept)}</p>` : ""), "refused");
+    return;
+  }
+  if (dirty && !await save()) return;  // a conflict is offered instead; nothing replaced
+  const data = await api(`/api/kata/${kata}/${action}`, {});
   if (data._status !== 200) { output(esc(data.error), "refused"); return; }
+  if (!current || current.id !== kata) return;
   KataEditor.setText(view, data.text); current.sha = data.sha; dirty = false; saveState();
   output(`<pre>${esc(data.message)}</pre>`, "");
 }
@@ -214,7 +298,7 @@ async function solution() {
   if (!confirm(T.confirm_solution)) return;
   const data = await api(`/api/kata/${current.id}/solution`, {});
   if (data._status !== 200) { output(esc(data.error), "refused"); return; }
-  output(`<pre>${esc(data.solution)}</pre><p>${esc(data.message)}</p>`, "");
+  output(`<pre class="code">${esc(data.solution)}</pre><p>${esc(data.message)}</p>`, "");
 }
 
 async function quiz() {
@@ -223,7 +307,7 @@ async function quiz() {
   let html = '<form id="quiz-form">';
   for (const q of data.questions) {
     html += `<div>${q.prompt}`;
-    if (q.choices.length) html += "<ol type=A>" + q.choices.map((c) => `<li>${esc(c)}</li>`).join("") + "</ol>";
+    if (q.choices.length) html += "<ol type=A>" + q.choices.map((c) => `<li>${inline(c)}</li>`).join("") + "</ol>";
     html += `<input name="${q.number}" placeholder="${esc(q.format)}"></div>`;
   }
   html += `<button>${esc(T.mark)}</button></form><div id="quiz-marks"></div>`;
@@ -244,30 +328,52 @@ async function endMock(action) {
   let html = `<p class="scoreboard" id="mock-result">${esc(data.message.split("\n").pop())}</p>`;
   if (data.verdict) html += renderVerdict(data.verdict);
   show("kata"); $("output").innerHTML = html;
+  verdictShown = !!data.verdict;
 }
 
 let inFlight = 0;      // POST requests not answered yet
 async function pollDisk() {
   if (!current || $("kata").hidden || !$("conflict").hidden || inFlight) return;
   const before = writes, kata = current.id;
-  const data = await api(`/api/kata/${kata}/file`);
+  const data = await api(`/api/kata/${kata}/file`, undefined, true);
   if (writes !== before || inFlight || !current || current.id !== kata) return;  // stale
   if (data._status === 200 && data.sha !== current.sha) offerDisk(data, T.disk_changed);
 }
 setInterval(pollDisk, 2000);
 
 async function renderReport() {
+  const ticket = ++shownAt;
   await loadTexts();
   const data = await api("/api/report");
+  if (ticket !== shownAt) return;
   $("report").innerHTML = data.html || esc(data.error);
   show("report");
 }
 
-function route() {
-  const hash = location.hash.slice(1);
-  if (hash.startsWith("kata/")) renderKata(hash.slice(5));
-  else if (hash === "report") renderReport();
-  else renderHome();
+// Before the page leaves the open kata (Home, another kata, the report, any change of
+// address): unsaved text in the editor is not dropped without a word. The learner is asked;
+// yes keeps the text as a backup (Restore brings it back), no stays.
+async function mayLeave() {
+  if (!current || !dirty || $("kata").hidden) return true;
+  if (!confirm(T.confirm_leave)) return false;
+  const kept = await api(`/api/kata/${current.id}/set-aside`, {text: KataEditor.getText(view)});
+  if (kept._status !== 200) { output(esc(kept.error), "refused"); return false; }
+  dirty = false; saveState();
+  return true;
+}
+
+async function route() {
+  const hash = location.hash;
+  if (here !== null && hash !== here && !await mayLeave()) {
+    history.replaceState(null, "", here || location.pathname + location.search);  // no hashchange
+    return;
+  }
+  here = hash;
+  verdictShown = false;
+  const target = hash.slice(1);
+  if (target.startsWith("kata/")) await renderKata(target.slice(5));
+  else if (target === "report") await renderReport();
+  else await renderHome();
 }
 
 $("lang").value = lang;
@@ -278,8 +384,16 @@ $("lang").onchange = async () => {
     const data = await api("/api/kata/" + current.id);
     $("problem").innerHTML = data.readme;
     saveState();
-  } else route();
+    if (verdictShown) await regradeShown();  // a verdict is never left in the old language
+  } else if ($("missing").hidden) await renderShown();
+  else $("missing-home").textContent = T.home;
 };
+// The page shown now, again (in the language just chosen): no leave, nothing asked.
+async function renderShown() {
+  const target = (here || "").slice(1);
+  if (target === "report") await renderReport();
+  else if (!target.startsWith("kata/")) await renderHome();
+}
 $("problem").addEventListener("click", (e) => {
   // The README's links to its other edition switch the language; other relative links
   // name files of the repository, not pages of the room.
@@ -302,11 +416,27 @@ $("btn-reset").onclick = () => replaceFile("reset", T.confirm_reset);
 $("btn-restore").onclick = () => replaceFile("restore");
 $("btn-solution").onclick = solution;
 $("btn-quiz").onclick = quiz;
-$("mock-submit").onclick = () => endMock("submit");
+$("mock-submit").onclick = () => { if (confirm(T.confirm_submit)) endMock("submit"); };
 $("mock-abort").onclick = () => endMock("abort");
-$("home-link").onclick = (e) => { e.preventDefault(); location.hash = ""; route(); };
+// Home: a change of address (route asks first when the editor has unsaved text), or, when
+// the address is home already, home drawn again.
+const goHome = (e) => {
+  e.preventDefault();
+  if (location.hash === "" || location.hash === "#") route(); else location.hash = "";
+};
+$("home-link").onclick = goHome;
+$("missing").addEventListener("click", (e) => { if (e.target.id === "missing-home") goHome(e); });
 document.addEventListener("keydown", (e) => { if ((e.ctrlKey || e.metaKey) && e.key === "s") { e.preventDefault(); if (current) save(); } });
 window.addEventListener("hashchange", route);
-window.addEventListener("beforeunload", (e) => { if (dirty) { e.preventDefault(); e.returnValue = ""; } });
+// Closing the tab or reloading with unsaved text: the browser asks; when the learner leaves
+// anyway, the text is kept as a backup on the way out (Restore brings it back).
+window.addEventListener("beforeunload", (e) => { if (dirty && current && !$("kata").hidden) { e.preventDefault(); e.returnValue = ""; } });
+window.addEventListener("pagehide", () => {
+  if (!dirty || !current || $("kata").hidden) return;
+  fetch(`/api/kata/${current.id}/set-aside?lang=${encodeURIComponent(lang)}`, {
+    method: "POST", keepalive: true,
+    headers: {"X-Kata-Token": token, "Content-Type": "application/json"},
+    body: JSON.stringify({text: KataEditor.getText(view)})});
+});
 if (!token) document.body.textContent = "Open the address kata serve printed: it carries the token.";
 else route();
