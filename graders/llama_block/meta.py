@@ -86,8 +86,9 @@ MISTAKES = (
             "branch that goes through the activation.",
             "down_proj(F.silu(gate_proj(x)) * up_proj(x))."),
     Mistake("swiglu-wrong-activation",
-            "The gate's activation is not SiLU (it looks like GELU, ReLU or a plain sigmoid); "
-            "Llama's hidden_act is silu, z · sigmoid(z).",
+            "The gate's activation is not SiLU (it looks like GELU, quick-GELU "
+            "z · sigmoid(1.702 z), ReLU or a plain sigmoid); Llama's hidden_act is silu, "
+            "z · sigmoid(z).",
             "F.silu(gate_proj(x)) (or nn.SiLU()), not F.gelu, F.relu or torch.sigmoid."),
     Mistake("rope-on-values",
             "The values were rotated too: RoPE turns the queries and keys only, so that their "

@@ -56,8 +56,8 @@ class Variant:
     norm: "rms", or a mistaken norm: "layernorm" (centred, divided by the standard
     deviation), "var" / "var-unbiased" (divided by sqrt(var + eps), not centred),
     "centred" (centred, divided by the root mean square) - rmsnorm-subtracts-mean -, or
-    "eps-outside" (x / (sqrt(mean(x²)) + eps)). act: "silu", "gelu", "gelu-tanh", "relu",
-    "sigmoid". pairing: "half" (right), "interleaved" (Meta's pairs), "rotate-interleaved"
+    "eps-outside" (x / (sqrt(mean(x²)) + eps)). act: "silu", "gelu", "gelu-tanh",
+    "quick-gelu" (z · sigmoid(1.702 z)), "relu", "sigmoid". pairing: "half" (right), "interleaved" (Meta's pairs), "rotate-interleaved"
     or "table-interleaved" (only the rotation, or only the cos/sin table, laid out for
     adjacent pairs). frequency: "ok", "model-dim" (dim where head_dim belongs), "i/d",
     "inverted", "default-base" (10000 whatever rope_base is). sign: -1.0 turns by -θ. positions: "given", "arange" (0 ... n-1),
@@ -124,6 +124,7 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "silu": F.silu,
     "gelu": F.gelu,
     "gelu-tanh": lambda t: F.gelu(t, approximate="tanh"),
+    "quick-gelu": lambda t: t * torch.sigmoid(1.702 * t),  # CLIP's and early GPT's
     "relu": F.relu,
     "sigmoid": torch.sigmoid,
 }
@@ -255,7 +256,7 @@ NORM_MISTAKES = [("rmsnorm-subtracts-mean", Variant(norm=k))
 NORM_MISTAKES.append(("rmsnorm-eps-outside-sqrt", Variant(norm="eps-outside")))
 MLP_MISTAKES = [("swiglu-gate-swapped", Variant(gate_swapped=True))]
 MLP_MISTAKES += [("swiglu-wrong-activation", Variant(act=a))
-                 for a in ("gelu", "gelu-tanh", "relu", "sigmoid")]
+                 for a in ("gelu", "gelu-tanh", "quick-gelu", "relu", "sigmoid")]
 ATTENTION_MISTAKES = [
     ("rope-on-values", Variant(rope_values=True)),
     *(("rope-pairs-mismatch", Variant(pairing=p))

@@ -72,6 +72,17 @@ MUTANTS = [
     ),
     Mutant(
         'swiglu-wrong-activation',
+        variant='quick_gelu',
+        why='quick-GELU, z · sigmoid(1.702 z) (CLIP\'s activation), gates the MLP instead of '
+            'SiLU, z · sigmoid(z).',
+        edits=[
+            ('        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))',
+             '        gate = self.gate_proj(x)\n'
+             '        return self.down_proj(gate * torch.sigmoid(1.702 * gate) * self.up_proj(x))'),
+        ],
+    ),
+    Mutant(
+        'swiglu-wrong-activation',
         variant='relu',
         base='hf_modeling_llama',
         why='the activation module is nn.ReLU().',
