@@ -30,6 +30,7 @@ KATA = Kata(
     mistakes=(
         "rmsnorm-subtracts-mean",
         "rmsnorm-eps-outside-sqrt",
+        "rmsnorm-no-upcast",
         "swiglu-gate-swapped",
         "swiglu-wrong-activation",
         "rope-on-values",
@@ -81,6 +82,13 @@ MISTAKES = (
             "eps was added outside the square root, x / (sqrt(mean(x²)) + eps); RMSNorm adds "
             "it inside, x / sqrt(mean(x²) + eps). The two differ where x is small.",
             "torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps): eps under the root."),
+    Mistake("rmsnorm-no-upcast",
+            "The norm squared a float16 input in float16: x² overflows to inf once |x| > 256 "
+            "(float16's largest number is 65504), the mean of the squares is inf and the "
+            "token's output is all zeros. Hugging Face's LlamaRMSNorm computes the norm in "
+            "float32 whatever the input's dtype, and casts back.",
+            "wide = x.float(); normed = wide * torch.rsqrt(wide.pow(2).mean(-1, "
+            "keepdim=True) + eps); cast normed back to x.dtype, then multiply by weight."),
     Mistake("swiglu-gate-swapped",
             "SiLU was applied to up_proj's output instead of gate_proj's: the gate is the "
             "branch that goes through the activation.",
