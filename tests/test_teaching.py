@@ -15,6 +15,7 @@ import warnings
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -23,6 +24,11 @@ from graders.core.registry import KATAS, REPO_ROOT, get
 
 def text_of(relative: str) -> str:
     return (REPO_ROOT / relative).read_text()
+
+
+def flat(text: str) -> str:
+    """Prose with its line breaks, comment marks and runs of spaces made single spaces."""
+    return " ".join(text.replace("\n#", "\n").split())
 
 
 def solution(kata_id: str):
@@ -344,6 +350,86 @@ def test_lesson_14_flash_attention_tiles_io_and_backward():
         ds = p * (grad_out @ v.mT - (grad_out * out).sum(-1, keepdim=True))
         assert torch.allclose(p.mT @ grad_out, v.grad)
         assert torch.allclose(ds @ k / 8 ** 0.5, q.grad) and torch.allclose(ds.mT @ q / 8 ** 0.5, k.grad)
+
+
+def test_lesson_15_llama_block_claims_by_running_them():
+    """Kata 15's README, lesson and quiz (teaching review 2026-11-28, F6-F8, N2-N4, Q):
+    Hugging Face's RMSNorm order, where bfloat16 loses its digits, bfloat16's spacing near
+    16000, Meta's MLP widths, which Llamas are grouped, and the follow-ups' numbers."""
+    from graders.frontends import quiz as quiz_module
+
+    readme = flat(text_of("katas/15_llama_block/README.md"))
+    lesson = flat(text_of("notebooks/lessons/15_llama_block.py"))
+    questions = quiz_module.questions("15")
+    # F8: Llama 2 7B/13B are multi-head; Qwen2 has q/k/v biases; Mistral adds the window
+    assert "Llama 2 and 3, Mistral and Qwen2 are stacks" not in readme
+    assert "Llama 2's 7B and 13B give every query head its own" in readme
+    assert "Qwen2's adds biases" in readme and "sliding window (kata 18)" in readme
+    # F6: cast back first, then the weight; the other order differs in about a quarter
+    reference = solution("15")
+    assert "casts back *first*" in readme and "a quarter of the entries" in readme
+    assert "self.weight * normed.to(x.dtype)" in text_of("solutions/15_llama_block/llama_block.py")
+    for seed in range(3):
+        torch.manual_seed(seed)
+        xb = torch.randn(256, 4096).bfloat16()
+        wb = (1 + 0.1 * torch.randn(4096)).bfloat16()
+        wide = xb.float()
+        normed = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + 1e-6)
+        hf_order = wb * normed.to(torch.bfloat16)
+        one_cast = (normed * wb.float()).to(torch.bfloat16)
+        assert 0.2 < (hf_order != one_cast).float().mean().item() < 0.3
+        assert ((hf_order.float() - one_cast.float()).abs() <= 2 ** -7 * hf_order.float().abs()).all()
+        norm = reference.RMSNorm(4096).bfloat16()
+        with torch.no_grad():
+            norm.weight.copy_(wb)
+        assert torch.equal(norm(xb), hf_order)
+        # F7: the reduction accumulates in float32; roundings cost up to 2^-8; a bf16 sum far more
+        exact = xb.double().pow(2).mean(-1)
+        pytorch = xb.pow(2).mean(-1)
+        assert torch.equal(pytorch, xb.pow(2).float().mean(-1).bfloat16())
+        assert ((pytorch.double() - exact).abs() / exact).max() <= 2 ** -8 * 1.02
+        running = torch.zeros(256, dtype=torch.bfloat16)
+        for column in xb.pow(2).unbind(-1):
+            running = running + column
+        assert ((running.double() / 4096 - exact).abs() / exact).max() > 0.3
+    assert torch.finfo(torch.bfloat16).eps == 2 ** -7  # 8 significant bits, 7 stored
+    assert "2⁻⁸ ≈ 0.4 %" in lesson and "accumulate in float32" in lesson
+    reasoning = questions[6].reasoning
+    assert "8 significant bits (7 stored)" in reasoning and "accumulate in float32" in reasoning
+    assert "8 bits of mantissa" not in reasoning and "only then multiplies by the weight" in reasoning
+    assert torch.isinf(torch.tensor(257.0, dtype=torch.float16) ** 2) and 256.0 ** 2 > 65504
+    # N3: bfloat16 holds even numbers on [256, 512), multiples of 64 near 16000
+    assert "multiples of 64, so 16001 and 16030 are both 16000" in lesson
+    for value, rounded in ((301.0, 300.0), (16001.0, 16000.0), (16030.0, 16000.0), (16040.0, 16064.0)):
+        assert torch.tensor(value, dtype=torch.bfloat16).item() == rounded
+    # N4: Meta's widths, ffn_dim_multiplier and multiple_of
+    def ffn_width(dim, multiple_of=256, multiplier=None):
+        hidden = int(2 * 4 * dim / 3)
+        if multiplier is not None:
+            hidden = int(multiplier * hidden)
+        return multiple_of * -(-hidden // multiple_of)
+    assert [ffn_width(4096), ffn_width(5120), ffn_width(8192, 4096, 1.3),
+            ffn_width(4096, 1024, 1.3)] == [11008, 13824, 28672, 14336]
+    assert int(1.3 * 10922) == 14198 and "14198" in questions[1].reasoning
+    assert "3.5 · 4096)" not in questions[1].reasoning
+    # N2: Hugging Face's sdpa path pairs the kv heads itself only without a mask
+    assert "only when no attention mask is passed" in lesson
+    # Q3: cost per token and rope_theta's slowest pair
+    weights = 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096) + 128256 * 4096
+    with torch.device("meta"):
+        block = reference.LlamaBlock(4096, 32, 8, 14336)
+        assert weights == 32 * sum(p.numel() for p in block.parameters()) + 128256 * 4096
+    assert round(2 * weights / 1e9, 1) == 15.0 and round(32 * 4 * 8192 * 4096 / 1e9, 1) == 4.3
+    slowest = [2 * math.pi * base ** (126 / 128) for base in (10000.0, 500000.0)]
+    assert 10_000 < slowest[0] < 100_000 and 1_000_000 < slowest[1] < 10_000_000
+    assert "millions of positions, not tens of thousands" in lesson
+    # Q1: column-parallel gate/up, row-parallel down: the partial outputs sum to the MLP
+    gate, up, down, x = torch.randn(40, 16), torch.randn(40, 16), torch.randn(16, 40), torch.randn(3, 16)
+    whole = (F.silu(x @ gate.T) * (x @ up.T)) @ down.T
+    parts = [(F.silu(x @ g.T) * (x @ u.T)) @ d.T
+             for g, u, d in zip(gate.chunk(4), up.chunk(4), down.chunk(4, dim=1))]
+    torch.testing.assert_close(sum(parts), whole, rtol=1e-4, atol=1e-4)
+    assert "two per block" in lesson and "keys are cached *after* RoPE" in lesson
 
 
 def test_lesson_16_sampling_quiz_numbers_by_running_the_reference():
