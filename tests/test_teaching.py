@@ -461,12 +461,83 @@ def test_lesson_16_sampling_quiz_numbers_by_running_the_reference():
     assert int(torch.isfinite(reference.top_k_filter(peaked, 50)).sum()) == 50
     assert int(torch.isfinite(reference.top_p_filter(peaked, 0.9)).sum()) == 1
     assert questions[4].choices[ord(key[5]) - ord("A")] == "top-k 50, top-p 1"
-    # 6: min-p 0.1 on [0.5, 0.2, 0.1, 0.06, 0.04, 0.04, 0.03, 0.03]
+    # 6: min-p 0.1 at T = 1.5 on 4 plausible logits and 50,000 around -5 (teaching review F2)
     from graders.sampling import meta
 
-    probs = torch.tensor(meta.MIN_P_EXAMPLE, dtype=torch.float64)
-    assert probs.sum().item() == pytest.approx(1.0)
+    torch.manual_seed(0)
+    tail = torch.randn(50_000, dtype=torch.float64) - 5
+    assert tail.max() < meta.MIN_P_TAIL_MAX
+    long_tail = torch.cat((torch.tensor(meta.MIN_P_HEAD, dtype=torch.float64), tail))
+    probs = torch.softmax(long_tail / 1.5, -1)
     assert key[6] == int((probs >= 0.1 * probs.max()).sum()) == 4
+    nucleus = int(torch.isfinite(reference.top_p_filter(long_tail / 1.5, 0.9)).sum())
+    assert nucleus > 10_000 and "tens of thousands" in questions[5].reasoning
+    assert "before the temperature" in questions[5].reasoning
+    assert "keeps high temperatures coherent" not in questions[5].reasoning
+
+
+def test_lesson_16_sampling_claims_by_running_them():
+    """Kata 16's README and lesson (teaching review 2026-11-28, F1, F2, A4, Q): the order of
+    the steps by stack, min-p's case (a long tail), where top-p's boundary is pinned, and the
+    follow-ups' numbers."""
+    readme = flat(text_of("katas/16_sampling/README.md"))
+    lesson = flat(text_of("notebooks/lessons/16_sampling.py"))
+    reference = solution("16")
+    # F1: not "every serving stack"
+    assert "every serving stack does it the same way" not in readme
+    assert "llama.cpp's default chain divides by the temperature last" in readme
+    # A4: the README pins the boundary by "smallest set ... reaches p", not by the rule
+    assert "more probable than `i`** is `< p`" not in readme
+    assert "keeps the **smallest** set of most probable tokens whose total probability **reaches** `p` (is `>= p`)" in readme
+    torch.manual_seed(1)
+    for _ in range(20):
+        logits = torch.randn(3, 9, dtype=torch.float64) * 2
+        p = float(torch.rand(()) * 0.9 + 0.05)
+        kept = torch.isfinite(reference.top_p_filter(logits, p))
+        ranked, order = torch.softmax(logits, -1).sort(-1, descending=True)
+        for row in range(3):
+            size = int((ranked[row].cumsum(0) < p).sum()) + 1  # the smallest prefix reaching p
+            assert set(order[row, :size].tolist()) == set(kept[row].nonzero().flatten().tolist())
+    # F2: on a short row min-p keeps as many or more; on a long tail it keeps the 4
+    def top_p_count(probs, p):
+        ranked = probs.sort(descending=True).values
+        return int(((ranked.cumsum(0) - ranked) < p).sum())
+
+    def min_p_count(probs, min_p):
+        return int((probs >= min_p * probs.max()).sum())
+
+    row = torch.tensor([3.0, 2.5, 2.0, 1.0, 0.0, -1.0, -2.0, -3.0])
+    for temperature in (1.0, 1.5, 3.0):
+        probs = torch.softmax(row / temperature, -1)
+        assert min_p_count(probs, 0.1) > top_p_count(probs, 0.9)
+    assert "keeps as many tokens or more at every T ≥ 1" in lesson
+    torch.manual_seed(0)
+    long_tail = torch.cat((torch.tensor([5.0, 4.5, 4.0, 3.0]), torch.randn(50_000) - 5)).double()
+    for temperature in (1.0, 1.5, 2.0):
+        probs = torch.softmax(long_tail / temperature, -1)
+        assert min_p_count(probs, 0.1) == 4 and top_p_count(probs, 0.9) > 20_000
+    assert torch.softmax(long_tail, -1)[4:].sum() > 0.5  # at T = 1 the tail holds most of the mass
+    assert "At T = 1 the tail already holds most of the mass" in lesson
+    assert "runs min-p (and top-k, top-p) *before* the temperature" in lesson
+    # Q1: CTRL divides positive logits and multiplies negative ones; OpenAI subtracts
+    logits, counts = torch.tensor([2.0, -1.0, 0.5, 1.0]), torch.tensor([2, 1, 0, 0])
+    ctrl = torch.where(counts > 0, torch.where(logits > 0, logits / 1.3, logits * 1.3), logits)
+    assert (ctrl[:2] < logits[:2]).all() and torch.equal(ctrl[2:], logits[2:])
+    # Q2: speculative sampling's output distribution is the target's, for any draft
+    for seed in range(5):
+        torch.manual_seed(seed)
+        target = torch.softmax(torch.randn(6, dtype=torch.float64), -1)
+        draft = torch.softmax(torch.randn(6, dtype=torch.float64), -1)
+        accepted = draft * torch.clamp(target / draft, max=1.0)
+        residual = torch.clamp(target - draft, min=0.0)
+        torch.testing.assert_close(accepted + (1 - accepted.sum()) * residual / residual.sum(), target)
+    # Q3: a top-k prefilter with the whole row's probabilities keeps top-p's tokens
+    big = 3 * torch.randn(128_256, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    probs = torch.softmax(big, -1)
+    head = probs.topk(16384).values
+    assert head.sum() > 0.9 and int(((head.cumsum(0) - head) < 0.9).sum()) == top_p_count(probs, 0.9)
+    renormalised = torch.softmax(big.topk(16384).values, -1)
+    assert top_p_count(renormalised, 0.9) < top_p_count(probs, 0.9), "renormalising changes it"
 
 
 # --- the catalogue's wording ---
