@@ -56,9 +56,8 @@ KATA = Kata(
 
 MISTAKES = (
     Mistake("temperature-after-softmax",
-            "The temperature divided the probabilities after the softmax instead of the "
-            "logits: renormalising (or torch.multinomial) cancels the division, so T has no "
-            "effect.",
+            "The temperature divided the probabilities after the softmax, not the logits: "
+            "renormalising (or torch.multinomial) undoes the division, so T changes nothing.",
             "Divide the logits before the softmax: softmax(logits / T). T < 1 sharpens the "
             "distribution, T > 1 flattens it."),
     Mistake("temperature-multiplied",
