@@ -405,3 +405,19 @@ def test_kata14_rung_equals_the_reference_and_sdpa(block_size):
     expected_out, expected_lse = solution("14").flash_attention(q, k, v, block_size)
     torch.testing.assert_close(out, expected_out)
     torch.testing.assert_close(lse, expected_lse)
+
+
+def test_kata16_rung_is_the_scatter_back_to_vocabulary_order_alone():
+    """Rung 3 is the one tricky line the README and rung 2 leave (teaching review L2): the
+    decision made in sorted order, scattered back to vocabulary order; the filter itself
+    (sort, cumulative sum, comparison) stays the learner's."""
+    near_code = registry.get("16").hints[2]
+    code = [line for line in near_code.splitlines() if line.strip() and not line.startswith("#")]
+    assert len(code) == 1 and "cumsum" not in near_code
+    torch.manual_seed(0)
+    logits = torch.randn(2, 3, 9, dtype=torch.float64)
+    sorted_probs, order = torch.softmax(logits, -1).sort(dim=-1, descending=True)
+    remove_sorted = sorted_probs.cumsum(-1) - sorted_probs >= 0.6
+    remove = run_rung("16", remove_sorted=remove_sorted, order=order)["remove"]
+    expected = torch.isneginf(solution("16").top_p_filter(logits, 0.6))
+    assert torch.equal(remove, expected)

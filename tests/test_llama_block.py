@@ -174,20 +174,21 @@ def test_quiz_llama2_7b_total_is_the_seven_billion():
 
 # --- the hint ladder's near-code rung ---
 
-def test_near_code_rung_normalises_and_rotates_like_the_reference():
+def test_near_code_rung_broadcasts_per_row_positions_and_rotates_like_the_reference():
+    """Rung 3 (the teaching review's L1): the (b, n) positions' cos and sin get a heads axis,
+    (b, n, d) -> (b, 1, n, d), then the rotate-half line turns q as the reference does, each
+    sequence at its own positions and every head alike."""
     near_code = KATA.hints[2]
     code = [line for line in near_code.splitlines() if line.strip() and not line.startswith("#")]
     assert len(code) <= 5 and "class " not in near_code and "def " not in near_code
-    x = torch.randn(2, 3, 8, dtype=torch.float64)
-    q = torch.randn(2, 4, 5, 8, dtype=torch.float64)
-    d = 8
-    angles = torch.arange(5, dtype=torch.float64)[:, None] * 10000.0 ** (
-        -2 * torch.arange(d // 2, dtype=torch.float64) / d)
-    angles = torch.cat((angles, angles), -1)
-    stand_in = type("Self", (), {"eps": 1e-6})()
-    namespace = {"torch": torch, "self": stand_in, "x": x, "q": q, "d": d,
-                 "cos": angles.cos(), "sin": angles.sin()}
+    assert "rsqrt" not in near_code, "the norm is the README's formula, not the tricky line"
+    b, h, n, d = 2, 4, 5, 8
+    q = torch.randn(b, h, n, d, dtype=torch.float64)
+    positions = torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]])
+    cos, sin = REFERENCE.rope_cos_sin(positions, d, 10000.0, torch.float64)  # (b, n, d)
+    namespace = {"torch": torch, "q": q, "d": d, "cos": cos, "sin": sin}
     exec(compile(near_code, "<hint 15/3>", "exec"), namespace)
-    torch.testing.assert_close(namespace["normed"], REFERENCE.RMSNorm(8).double()(x).detach())
-    cos, sin = REFERENCE.rope_cos_sin(torch.arange(5), d, 10000.0, torch.float64)
-    torch.testing.assert_close(namespace["q"], q * cos + REFERENCE.rotate_half(q) * sin)
+    for row in range(b):
+        cos_row, sin_row = REFERENCE.rope_cos_sin(positions[row], d, 10000.0, torch.float64)
+        expected = q[row] * cos_row + REFERENCE.rotate_half(q[row]) * sin_row
+        torch.testing.assert_close(namespace["q"][row], expected)

@@ -15,6 +15,7 @@ import warnings
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -23,6 +24,11 @@ from graders.core.registry import KATAS, REPO_ROOT, get
 
 def text_of(relative: str) -> str:
     return (REPO_ROOT / relative).read_text()
+
+
+def flat(text: str) -> str:
+    """Prose with its line breaks, comment marks and runs of spaces made single spaces."""
+    return " ".join(text.replace("\n#", "\n").split())
 
 
 def solution(kata_id: str):
@@ -346,6 +352,86 @@ def test_lesson_14_flash_attention_tiles_io_and_backward():
         assert torch.allclose(ds @ k / 8 ** 0.5, q.grad) and torch.allclose(ds.mT @ q / 8 ** 0.5, k.grad)
 
 
+def test_lesson_15_llama_block_claims_by_running_them():
+    """Kata 15's README, lesson and quiz (teaching review 2026-11-28, F6-F8, N2-N4, Q):
+    Hugging Face's RMSNorm order, where bfloat16 loses its digits, bfloat16's spacing near
+    16000, Meta's MLP widths, which Llamas are grouped, and the follow-ups' numbers."""
+    from graders.frontends import quiz as quiz_module
+
+    readme = flat(text_of("katas/15_llama_block/README.md"))
+    lesson = flat(text_of("notebooks/lessons/15_llama_block.py"))
+    questions = quiz_module.questions("15")
+    # F8: Llama 2 7B/13B are multi-head; Qwen2 has q/k/v biases; Mistral adds the window
+    assert "Llama 2 and 3, Mistral and Qwen2 are stacks" not in readme
+    assert "Llama 2's 7B and 13B give every query head its own" in readme
+    assert "Qwen2's adds biases" in readme and "sliding window (kata 18)" in readme
+    # F6: cast back first, then the weight; the other order differs in about a quarter
+    reference = solution("15")
+    assert "casts back *first*" in readme and "a quarter of the entries" in readme
+    assert "self.weight * normed.to(x.dtype)" in text_of("solutions/15_llama_block/llama_block.py")
+    for seed in range(3):
+        torch.manual_seed(seed)
+        xb = torch.randn(256, 4096).bfloat16()
+        wb = (1 + 0.1 * torch.randn(4096)).bfloat16()
+        wide = xb.float()
+        normed = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + 1e-6)
+        hf_order = wb * normed.to(torch.bfloat16)
+        one_cast = (normed * wb.float()).to(torch.bfloat16)
+        assert 0.2 < (hf_order != one_cast).float().mean().item() < 0.3
+        assert ((hf_order.float() - one_cast.float()).abs() <= 2 ** -7 * hf_order.float().abs()).all()
+        norm = reference.RMSNorm(4096).bfloat16()
+        with torch.no_grad():
+            norm.weight.copy_(wb)
+        assert torch.equal(norm(xb), hf_order)
+        # F7: the reduction accumulates in float32; roundings cost up to 2^-8; a bf16 sum far more
+        exact = xb.double().pow(2).mean(-1)
+        pytorch = xb.pow(2).mean(-1)
+        assert torch.equal(pytorch, xb.pow(2).float().mean(-1).bfloat16())
+        assert ((pytorch.double() - exact).abs() / exact).max() <= 2 ** -8 * 1.02
+        running = torch.zeros(256, dtype=torch.bfloat16)
+        for column in xb.pow(2).unbind(-1):
+            running = running + column
+        assert ((running.double() / 4096 - exact).abs() / exact).max() > 0.3
+    assert torch.finfo(torch.bfloat16).eps == 2 ** -7  # 8 significant bits, 7 stored
+    assert "2⁻⁸ ≈ 0.4 %" in lesson and "accumulate in float32" in lesson
+    reasoning = questions[6].reasoning
+    assert "8 significant bits (7 stored)" in reasoning and "accumulate in float32" in reasoning
+    assert "8 bits of mantissa" not in reasoning and "only then multiplies by the weight" in reasoning
+    assert torch.isinf(torch.tensor(257.0, dtype=torch.float16) ** 2) and 256.0 ** 2 > 65504
+    # N3: bfloat16 holds even numbers on [256, 512), multiples of 64 near 16000
+    assert "multiples of 64, so 16001 and 16030 are both 16000" in lesson
+    for value, rounded in ((301.0, 300.0), (16001.0, 16000.0), (16030.0, 16000.0), (16040.0, 16064.0)):
+        assert torch.tensor(value, dtype=torch.bfloat16).item() == rounded
+    # N4: Meta's widths, ffn_dim_multiplier and multiple_of
+    def ffn_width(dim, multiple_of=256, multiplier=None):
+        hidden = int(2 * 4 * dim / 3)
+        if multiplier is not None:
+            hidden = int(multiplier * hidden)
+        return multiple_of * -(-hidden // multiple_of)
+    assert [ffn_width(4096), ffn_width(5120), ffn_width(8192, 4096, 1.3),
+            ffn_width(4096, 1024, 1.3)] == [11008, 13824, 28672, 14336]
+    assert int(1.3 * 10922) == 14198 and "14198" in questions[1].reasoning
+    assert "3.5 · 4096)" not in questions[1].reasoning
+    # N2: Hugging Face's sdpa path pairs the kv heads itself only without a mask
+    assert "only when no attention mask is passed" in lesson
+    # Q3: cost per token and rope_theta's slowest pair
+    weights = 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096) + 128256 * 4096
+    with torch.device("meta"):
+        block = reference.LlamaBlock(4096, 32, 8, 14336)
+        assert weights == 32 * sum(p.numel() for p in block.parameters()) + 128256 * 4096
+    assert round(2 * weights / 1e9, 1) == 15.0 and round(32 * 4 * 8192 * 4096 / 1e9, 1) == 4.3
+    slowest = [2 * math.pi * base ** (126 / 128) for base in (10000.0, 500000.0)]
+    assert 10_000 < slowest[0] < 100_000 and 1_000_000 < slowest[1] < 10_000_000
+    assert "millions of positions, not tens of thousands" in lesson
+    # Q1: column-parallel gate/up, row-parallel down: the partial outputs sum to the MLP
+    gate, up, down, x = torch.randn(40, 16), torch.randn(40, 16), torch.randn(16, 40), torch.randn(3, 16)
+    whole = (F.silu(x @ gate.T) * (x @ up.T)) @ down.T
+    parts = [(F.silu(x @ g.T) * (x @ u.T)) @ d.T
+             for g, u, d in zip(gate.chunk(4), up.chunk(4), down.chunk(4, dim=1))]
+    torch.testing.assert_close(sum(parts), whole, rtol=1e-4, atol=1e-4)
+    assert "two per block" in lesson and "keys are cached *after* RoPE" in lesson
+
+
 def test_lesson_16_sampling_quiz_numbers_by_running_the_reference():
     """Every number of kata 16's quiz, by running the reference's filters and sampler."""
     from graders.frontends import quiz as quiz_module
@@ -375,12 +461,83 @@ def test_lesson_16_sampling_quiz_numbers_by_running_the_reference():
     assert int(torch.isfinite(reference.top_k_filter(peaked, 50)).sum()) == 50
     assert int(torch.isfinite(reference.top_p_filter(peaked, 0.9)).sum()) == 1
     assert questions[4].choices[ord(key[5]) - ord("A")] == "top-k 50, top-p 1"
-    # 6: min-p 0.1 on [0.5, 0.2, 0.1, 0.06, 0.04, 0.04, 0.03, 0.03]
+    # 6: min-p 0.1 at T = 1.5 on 4 plausible logits and 50,000 around -5 (teaching review F2)
     from graders.sampling import meta
 
-    probs = torch.tensor(meta.MIN_P_EXAMPLE, dtype=torch.float64)
-    assert probs.sum().item() == pytest.approx(1.0)
+    torch.manual_seed(0)
+    tail = torch.randn(50_000, dtype=torch.float64) - 5
+    assert tail.max() < meta.MIN_P_TAIL_MAX
+    long_tail = torch.cat((torch.tensor(meta.MIN_P_HEAD, dtype=torch.float64), tail))
+    probs = torch.softmax(long_tail / 1.5, -1)
     assert key[6] == int((probs >= 0.1 * probs.max()).sum()) == 4
+    nucleus = int(torch.isfinite(reference.top_p_filter(long_tail / 1.5, 0.9)).sum())
+    assert nucleus > 10_000 and "tens of thousands" in questions[5].reasoning
+    assert "before the temperature" in questions[5].reasoning
+    assert "keeps high temperatures coherent" not in questions[5].reasoning
+
+
+def test_lesson_16_sampling_claims_by_running_them():
+    """Kata 16's README and lesson (teaching review 2026-11-28, F1, F2, A4, Q): the order of
+    the steps by stack, min-p's case (a long tail), where top-p's boundary is pinned, and the
+    follow-ups' numbers."""
+    readme = flat(text_of("katas/16_sampling/README.md"))
+    lesson = flat(text_of("notebooks/lessons/16_sampling.py"))
+    reference = solution("16")
+    # F1: not "every serving stack"
+    assert "every serving stack does it the same way" not in readme
+    assert "llama.cpp's default chain divides by the temperature last" in readme
+    # A4: the README pins the boundary by "smallest set ... reaches p", not by the rule
+    assert "more probable than `i`** is `< p`" not in readme
+    assert "keeps the **smallest** set of most probable tokens whose total probability **reaches** `p` (is `>= p`)" in readme
+    torch.manual_seed(1)
+    for _ in range(20):
+        logits = torch.randn(3, 9, dtype=torch.float64) * 2
+        p = float(torch.rand(()) * 0.9 + 0.05)
+        kept = torch.isfinite(reference.top_p_filter(logits, p))
+        ranked, order = torch.softmax(logits, -1).sort(-1, descending=True)
+        for row in range(3):
+            size = int((ranked[row].cumsum(0) < p).sum()) + 1  # the smallest prefix reaching p
+            assert set(order[row, :size].tolist()) == set(kept[row].nonzero().flatten().tolist())
+    # F2: on a short row min-p keeps as many or more; on a long tail it keeps the 4
+    def top_p_count(probs, p):
+        ranked = probs.sort(descending=True).values
+        return int(((ranked.cumsum(0) - ranked) < p).sum())
+
+    def min_p_count(probs, min_p):
+        return int((probs >= min_p * probs.max()).sum())
+
+    row = torch.tensor([3.0, 2.5, 2.0, 1.0, 0.0, -1.0, -2.0, -3.0])
+    for temperature in (1.0, 1.5, 3.0):
+        probs = torch.softmax(row / temperature, -1)
+        assert min_p_count(probs, 0.1) > top_p_count(probs, 0.9)
+    assert "keeps as many tokens or more at every T ≥ 1" in lesson
+    torch.manual_seed(0)
+    long_tail = torch.cat((torch.tensor([5.0, 4.5, 4.0, 3.0]), torch.randn(50_000) - 5)).double()
+    for temperature in (1.0, 1.5, 2.0):
+        probs = torch.softmax(long_tail / temperature, -1)
+        assert min_p_count(probs, 0.1) == 4 and top_p_count(probs, 0.9) > 20_000
+    assert torch.softmax(long_tail, -1)[4:].sum() > 0.5  # at T = 1 the tail holds most of the mass
+    assert "At T = 1 the tail already holds most of the mass" in lesson
+    assert "runs min-p (and top-k, top-p) *before* the temperature" in lesson
+    # Q1: CTRL divides positive logits and multiplies negative ones; OpenAI subtracts
+    logits, counts = torch.tensor([2.0, -1.0, 0.5, 1.0]), torch.tensor([2, 1, 0, 0])
+    ctrl = torch.where(counts > 0, torch.where(logits > 0, logits / 1.3, logits * 1.3), logits)
+    assert (ctrl[:2] < logits[:2]).all() and torch.equal(ctrl[2:], logits[2:])
+    # Q2: speculative sampling's output distribution is the target's, for any draft
+    for seed in range(5):
+        torch.manual_seed(seed)
+        target = torch.softmax(torch.randn(6, dtype=torch.float64), -1)
+        draft = torch.softmax(torch.randn(6, dtype=torch.float64), -1)
+        accepted = draft * torch.clamp(target / draft, max=1.0)
+        residual = torch.clamp(target - draft, min=0.0)
+        torch.testing.assert_close(accepted + (1 - accepted.sum()) * residual / residual.sum(), target)
+    # Q3: a top-k prefilter with the whole row's probabilities keeps top-p's tokens
+    big = 3 * torch.randn(128_256, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    probs = torch.softmax(big, -1)
+    head = probs.topk(16384).values
+    assert head.sum() > 0.9 and int(((head.cumsum(0) - head) < 0.9).sum()) == top_p_count(probs, 0.9)
+    renormalised = torch.softmax(big.topk(16384).values, -1)
+    assert top_p_count(renormalised, 0.9) < top_p_count(probs, 0.9), "renormalising changes it"
 
 
 # --- the catalogue's wording ---

@@ -160,3 +160,26 @@ def test_rope_preview_starts_at_the_first_difference():
     got_line = next(line for line in lines if line.strip().startswith("got"))
     assert "[..., 0.8, 0.9, 1, 1.1, ...]" in expected_line, lines
     assert "[..., 0.8, 1.9, 1, 1.1, ...]" in got_line, lines
+
+
+def test_every_in_place_verdict_of_kata_16_names_the_slug(tmp_path):
+    """A top_k_filter that removes with masked_fill_ on the caller's logits: where k >= V it
+    removes nothing, leaves every bit as it was and only moves the version counter, which the
+    guard reports without a slug (issue 23, filter edge cases). Every verdict that says the
+    logits were modified in place names [input-modified-in-place]."""
+    sampling = registry.get("16_sampling")
+    path = edited(sampling, tmp_path, [(
+        "    if k >= logits.size(-1):\n"
+        "        return logits.clone()\n"
+        "    kth_largest = torch.topk(logits, k, dim=-1).values[..., -1:]  # (..., 1)\n"
+        "    return logits.masked_fill(logits < kth_largest, NEG_INF)",
+        "    kth_largest = torch.topk(logits, min(k, logits.size(-1)), dim=-1).values[..., -1:]\n"
+        "    return logits.masked_fill_(logits < kth_largest, NEG_INF)")])
+    session = run_session(sampling, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    reports = session.failure_reports()
+    assert "test_filter_edge_cases" in session.output and len(reports) == session.failed >= 4
+    for report in map("\n".join, reports):
+        assert "[input-modified-in-place]" in report, report
+    edge = next(r for r in map("\n".join, reports) if "k=6" in r)
+    assert "happened to leave every value as it was" in edge, edge

@@ -40,6 +40,7 @@ from graders.core.report import describe_inputs, describe_value, title, verdict
 from graders.llama_block.twin import (
     ATTENTION_MISTAKES,
     BLOCK_MISTAKES,
+    HALF_NORM_MISTAKES,
     HF32,
     MLP_MISTAKES,
     NORM_MISTAKES,
@@ -62,6 +63,7 @@ __all__ = [
     "test_llama_float64",
     "test_llama_gradients",
     "test_llama_long_positions",
+    "test_llama_half_precision",
     "test_llama_half_precision_on_cuda",
 ]
 
@@ -340,7 +342,8 @@ def check_rmsnorm(impl: Implementation, shape: tuple[int, ...], *, seed: int, ep
     rtol, atol = tolerance(precise)
     base_rtol, base_atol = tolerance(dtype)
     slack = max(rtol / base_rtol, atol / base_atol)
-    suspects = suspects_of(NORM_MISTAKES, lambda v: rms_norm(x_used, weight.to(dtype).double(), eps_, v))
+    mistakes = NORM_MISTAKES + ([HALF_NORM_MISTAKES[dtype]] if dtype in HALF_NORM_MISTAKES else [])
+    suspects = suspects_of(mistakes, lambda v: rms_norm(x_used, weight.to(dtype).double(), eps_, v))
     expect_close(got, expected.to(dtype=dtype, device=device), _("the normalised x (..., dim)"),
                  on, suspects, slack=slack)
 
@@ -488,23 +491,58 @@ def test_llama_long_positions(impl):
     check_block(impl, GROUPED[2], b=2, n=4, seed=810, positions="far", dtype=torch.float64)
 
 
+def check_half_block(impl: Implementation, dtype: torch.dtype, device: str, *, seed: int,
+                     x_scale: float = 1.0) -> None:
+    """The block in float16 or bfloat16 on ``device``, at positions below 512, against the
+    float64 twin on the same rounded weights and input. With ``x_scale`` > 1 (a power of 2)
+    the input and the outputs of o_proj and down_proj are that much larger (a residual
+    stream of hundreds, as real models have): x² then overflows float16 unless the norms
+    upcast, and the sublayers' outputs weigh as much as the residual, so a norm that returns
+    zeros shows. The output is then compared divided by ``x_scale`` (exact in a binary
+    type), so that the half type's tolerances stay those of values of order 1."""
+    cfg = GROUPED[0]
+    state = random_state(cfg, seed)
+    for name in ("self_attn.o_proj.weight", "mlp.down_proj.weight"):
+        state[name] = state[name] * x_scale
+    state = {k: t.to(dtype).double() for k, t in state.items()}
+    module = build_block(impl, cfg, state, dtype, device)
+    x64 = make_x(2, 6, cfg.dim, seed + 20, x_scale).to(dtype).double()
+    pos = torch.tensor([[300, 301, 302, 303, 304, 305], [505, 506, 507, 508, 509, 510]])
+    on = describe_call(x64.to(dtype), pos, cfg.block_name(), device)
+    output = run(impl, module, x64.to(dtype).to(device), pos, "LlamaBlock", on)
+    expected = llama_reference(state, x64, cfg, pos) / x_scale
+    suspects = suspects_of(BLOCK_MISTAKES + [HALF_NORM_MISTAKES[dtype]],
+                           lambda v: llama_reference(state, x64, cfg, pos, v) / x_scale)
+    check = _("the output (b, n, dim)")
+    if x_scale != 1.0:
+        check = _("the output (b, n, dim), divided by {scale:g}", scale=x_scale)
+        if isinstance(output, Tensor) and output.is_floating_point():
+            output = output / x_scale
+    expect_close(output, expected.to(dtype=dtype, device=device), check, on, suspects, slack=2.0)
+
+
+@pytest.mark.followup
+@title(N_("float16 and bfloat16 on the CPU"))
+def test_llama_half_precision(impl):
+    """float16 and bfloat16 run on the CPU too. RMSNorm of float16 values above 256 (their
+    squares beyond float16's largest number, 65504, unless computed in float32); the block
+    in float16 and bfloat16 keeps its dtype, at positions below 512, with inputs of order 1
+    and of order 512, compared with the float64 twin on the same rounded weights and
+    inputs."""
+    check_rmsnorm(impl, (2, 3, 16), seed=900, scale=400.0, dtype=torch.float16)
+    check_rmsnorm(impl, (2, 3, 16), seed=905, scale=400.0, dtype=torch.bfloat16)
+    for i, dtype in enumerate((torch.float16, torch.bfloat16)):
+        check_half_block(impl, dtype, "cpu", seed=910 + 10 * i)
+        check_half_block(impl, dtype, "cpu", seed=930 + 10 * i, x_scale=512.0)
+
+
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @title(N_("float16 and bfloat16 on the GPU"))
 def test_llama_half_precision_on_cuda(impl):
-    """RMSNorm of float16 values above 256 (squares beyond float16's range) stays finite;
-    the block in float16 and bfloat16 keeps its dtype and device, at positions below 512,
-    compared with the float32 twin on the same rounded weights and inputs."""
+    """The same on a CUDA GPU: RMSNorm of float16 values above 256 stays finite; the block
+    in float16 and bfloat16 keeps its dtype and device."""
     check_rmsnorm(impl, (2, 3, 16), seed=900, scale=400.0, dtype=torch.float16, device="cuda")
-    cfg = GROUPED[0]
     for i, dtype in enumerate((torch.float16, torch.bfloat16)):
-        seed = 910 + 10 * i
-        state = {k: t.to(dtype).double() for k, t in random_state(cfg, seed).items()}
-        module = build_block(impl, cfg, state, dtype, "cuda")
-        x64 = make_x(2, 6, cfg.dim, seed + 20).to(dtype).double()
-        pos = torch.tensor([[300, 301, 302, 303, 304, 305], [505, 506, 507, 508, 509, 510]])
-        on = describe_call(x64.to(dtype), pos, cfg.block_name(), "cuda")
-        output = run(impl, module, x64.to(dtype).cuda(), pos, "LlamaBlock", on)
-        expected = llama_reference(state, x64, cfg, pos)
-        expect_close(output, expected.to(dtype=dtype, device="cuda"), _("the output (b, n, dim)"),
-                     on, slack=2.0)
+        check_half_block(impl, dtype, "cuda", seed=910 + 10 * i)
+        check_half_block(impl, dtype, "cuda", seed=930 + 10 * i, x_scale=512.0)

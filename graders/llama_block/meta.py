@@ -30,6 +30,7 @@ KATA = Kata(
     mistakes=(
         "rmsnorm-subtracts-mean",
         "rmsnorm-eps-outside-sqrt",
+        "rmsnorm-no-upcast",
         "swiglu-gate-swapped",
         "swiglu-wrong-activation",
         "rope-on-values",
@@ -53,18 +54,17 @@ KATA = Kata(
         "Build it bottom-up and test each piece alone: the norm, the MLP, the attention, "
         "then the block that wires them. Which of kata 12's and kata 13's answers can you "
         "reuse as they are, and what does Llama leave out that kata 06's encoder layer had?",
-        "RMSNorm is LayerNorm without the centring and without a bias: divide by the root "
-        "mean square over the last axis, with eps inside the root, then scale by weight. "
-        "SwiGLU gates: SiLU acts on gate_proj's output only, which then multiplies "
-        "up_proj's output elementwise before down_proj. In the attention, split q into "
-        "num_heads heads and k, v into num_kv_heads, rotate q and k (never v) with kata "
-        "12's rotate-half RoPE at the given positions, give query head j kv head "
-        "j // (num_heads // num_kv_heads) as in kata 13, and mask by sequence index: "
-        "query i sees keys 0 ... i. The block is pre-norm: each sublayer reads a "
-        "normalised copy and adds its output to the un-normalised stream.",
-        "normed = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)   # (..., dim): no mean subtracted\n"
+        "Three places trip people up. The norm: eps goes under the root, no mean is "
+        "subtracted, and a half-precision input is normalised in float32 (x² overflows "
+        "float16 above |x| = 256), cast back, then scaled. The angles: compute them from "
+        "the positions in float32 or better, one row per sequence when positions is "
+        "(b, n), and give cos and sin a heads axis so that they broadcast over q's "
+        "(b, h, n, d). The heads: kv head g serves the consecutive query heads "
+        "g·(h/kv) … (g+1)·(h/kv) − 1 (repeat_interleave, not repeat), and the causal mask "
+        "follows the sequence index, never the positions.",
+        "cos, sin = cos[:, None], sin[:, None]   # positions (b, n): (b, n, d) -> (b, 1, n, d), every head alike\n"
         "q = q * cos + torch.cat((-q[..., d // 2:], q[..., :d // 2]), -1) * sin   # (b, h, n, d); k alike, v never\n"
-        "# cos, sin: (n, d) or (b, 1, n, d), the angle of column i and i + d/2 = position * base ** (-2i / d)",
+        "# cos, sin: the angle of columns i and i + d/2 = position * base ** (-2i / d); from (n,) positions, (n, d) broadcasts as it is",
     ),
 )
 
@@ -81,13 +81,21 @@ MISTAKES = (
             "eps was added outside the square root, x / (sqrt(mean(x²)) + eps); RMSNorm adds "
             "it inside, x / sqrt(mean(x²) + eps). The two differ where x is small.",
             "torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps): eps under the root."),
+    Mistake("rmsnorm-no-upcast",
+            "The norm squared a float16 input in float16: x² overflows to inf once |x| > 256 "
+            "(float16's largest number is 65504), the mean of the squares is inf and the "
+            "token's output is all zeros. Hugging Face's LlamaRMSNorm computes the norm in "
+            "float32 whatever the input's dtype, and casts back.",
+            "wide = x.float(); normed = wide * torch.rsqrt(wide.pow(2).mean(-1, "
+            "keepdim=True) + eps); cast normed back to x.dtype, then multiply by weight."),
     Mistake("swiglu-gate-swapped",
             "SiLU was applied to up_proj's output instead of gate_proj's: the gate is the "
             "branch that goes through the activation.",
             "down_proj(F.silu(gate_proj(x)) * up_proj(x))."),
     Mistake("swiglu-wrong-activation",
-            "The gate's activation is not SiLU (it looks like GELU, ReLU or a plain sigmoid); "
-            "Llama's hidden_act is silu, z · sigmoid(z).",
+            "The gate's activation is not SiLU (it looks like GELU, quick-GELU "
+            "z · sigmoid(1.702 z), ReLU or a plain sigmoid); Llama's hidden_act is silu, "
+            "z · sigmoid(z).",
             "F.silu(gate_proj(x)) (or nn.SiLU()), not F.gelu, F.relu or torch.sigmoid."),
     Mistake("rope-on-values",
             "The values were rotated too: RoPE turns the queries and keys only, so that their "
@@ -135,8 +143,9 @@ QUESTIONS = (
         swiglu_hidden_dim(4096), INTEGER,
         "A SwiGLU MLP has three matrices (gate_proj, up_proj, down_proj) where a GELU MLP has "
         "two, so for the same parameters the width shrinks from 4·dim to 2/3 · 4·dim = 8/3 · "
-        "dim ≈ 10922.7, which Meta rounds up to a multiple of 256: 43 · 256 = 11008. Llama-3-8B "
-        "uses a wider 14336 (3.5 · 4096)."),
+        "dim ≈ 10922.7, which Meta rounds up to a multiple of 256: 43 · 256 = 11008. Llama-3-8B's "
+        "14336 is not 3.5 · 4096 by design: Meta's code multiplies int(10922.7) = 10922 by "
+        "ffn_dim_multiplier = 1.3 (14198) and rounds up to a multiple of 1024, 14 · 1024."),
     Question(
         "How many parameters has that MLP (dim 4096, hidden width 11008, no biases)?",
         3 * 4096 * swiglu_hidden_dim(4096), INTEGER,
@@ -167,14 +176,18 @@ QUESTIONS = (
     Question(
         "Why does Hugging Face's LlamaRMSNorm upcast bfloat16 and float16 inputs to float32?",
         "C", CHOICE,
-        "The mean of the squares is a sum over dim values: in float16, x² overflows to inf "
-        "once |x| > 256, and in bfloat16 (8 bits of mantissa) a long sum loses the small "
-        "terms. The norm is cheap, so it is computed in float32 and cast back; the big matrix "
-        "products stay in the half type.",
+        "In float16, x² overflows to inf once |x| > 256 (256² = 65536 > 65504, float16's "
+        "largest number), and activations of hundreds are common in a residual stream. "
+        "bfloat16 has float32's range but 8 significant bits (7 stored): each rounding — of "
+        "x², of their mean, of x · rsqrt — can be off by 2⁻⁸ ≈ 0.4 %. The sum itself is "
+        "not the weak point: PyTorch's reductions on half types accumulate in float32. The "
+        "norm is cheap, so LlamaRMSNorm computes it in float32, casts the result back to "
+        "the input's dtype, and only then multiplies by the weight; the big matrix products "
+        "stay in the half type.",
         choices=("so that the weight can stay float32",
                  "because rsqrt has no half-precision kernel",
-                 "squares overflow float16 above 256, and a long half-precision sum loses "
-                 "precision",
+                 "x² overflows float16 once |x| > 256, and each bfloat16 rounding keeps only "
+                 "8 significant bits",
                  "to make the output float32")),
     Question(
         "A model trained with Hugging Face's pairing (i, i + d/2) is run with Meta's adjacent "

@@ -56,8 +56,10 @@ class Variant:
     norm: "rms", or a mistaken norm: "layernorm" (centred, divided by the standard
     deviation), "var" / "var-unbiased" (divided by sqrt(var + eps), not centred),
     "centred" (centred, divided by the root mean square) - rmsnorm-subtracts-mean -, or
-    "eps-outside" (x / (sqrt(mean(x²)) + eps)). act: "silu", "gelu", "gelu-tanh", "relu",
-    "sigmoid". pairing: "half" (right), "interleaved" (Meta's pairs), "rotate-interleaved"
+    "eps-outside" (x / (sqrt(mean(x²)) + eps)), or "float16" / "bfloat16" (the right formula
+    computed in that half type, without the float32 upcast: x² overflows float16 above
+    |x| = 256) - rmsnorm-no-upcast -. act: "silu", "gelu", "gelu-tanh",
+    "quick-gelu" (z · sigmoid(1.702 z)), "relu", "sigmoid". pairing: "half" (right), "interleaved" (Meta's pairs), "rotate-interleaved"
     or "table-interleaved" (only the rotation, or only the cos/sin table, laid out for
     adjacent pairs). frequency: "ok", "model-dim" (dim where head_dim belongs), "i/d",
     "inverted", "default-base" (10000 whatever rope_base is). sign: -1.0 turns by -θ. positions: "given", "arange" (0 ... n-1),
@@ -115,6 +117,11 @@ def rms_norm(x: Tensor, weight: Tensor, eps: float, v: Variant = RIGHT) -> Tenso
         normed = centred / torch.sqrt(mean_square + eps)
     elif v.norm == "eps-outside":
         normed = x / (torch.sqrt(mean_square) + eps)
+    elif v.norm in ("float16", "bfloat16"):  # no float32 upcast: x² in the half type
+        half = getattr(torch, v.norm)
+        xh = x.to(half)
+        normed = xh * torch.rsqrt(xh.pow(2).mean(-1, keepdim=True) + eps)
+        return (weight.to(half) * normed).to(x.dtype)
     else:
         raise ValueError(v.norm)
     return normed * weight
@@ -124,6 +131,7 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "silu": F.silu,
     "gelu": F.gelu,
     "gelu-tanh": lambda t: F.gelu(t, approximate="tanh"),
+    "quick-gelu": lambda t: t * torch.sigmoid(1.702 * t),  # CLIP's and early GPT's
     "relu": F.relu,
     "sigmoid": torch.sigmoid,
 }
@@ -253,9 +261,12 @@ def llama_reference(state: dict[str, Tensor], x: Tensor, cfg: Config, positions:
 NORM_MISTAKES = [("rmsnorm-subtracts-mean", Variant(norm=k))
                  for k in ("layernorm", "var", "var-unbiased", "centred")]
 NORM_MISTAKES.append(("rmsnorm-eps-outside-sqrt", Variant(norm="eps-outside")))
+# Only for half inputs (graders add it where x is float16 or bfloat16).
+HALF_NORM_MISTAKES = {dtype: ("rmsnorm-no-upcast", Variant(norm=str(dtype).removeprefix("torch.")))
+                      for dtype in (torch.float16, torch.bfloat16)}
 MLP_MISTAKES = [("swiglu-gate-swapped", Variant(gate_swapped=True))]
 MLP_MISTAKES += [("swiglu-wrong-activation", Variant(act=a))
-                 for a in ("gelu", "gelu-tanh", "relu", "sigmoid")]
+                 for a in ("gelu", "gelu-tanh", "quick-gelu", "relu", "sigmoid")]
 ATTENTION_MISTAKES = [
     ("rope-on-values", Variant(rope_values=True)),
     *(("rope-pairs-mismatch", Variant(pairing=p))

@@ -200,12 +200,17 @@ def bits(t: Tensor) -> Tensor:
     return t.detach().contiguous().view(as_int)
 
 
-def in_place_failure(what: str, on: str) -> GradingFailure:
-    return verdict(what, on, [
-        _("the caller's logits changed during the call (compared bit for bit, with the whole "
-          "storage they are a view of); leave the input as it was: work on new tensors "
-          "(logits / T, masked_fill), never logits /= T or masked_fill_")],
-        "input-modified-in-place")
+def in_place_failure(what: str, on: str, values_changed: bool = True) -> GradingFailure:
+    if values_changed:
+        detail = _("the caller's logits changed during the call (compared bit for bit, with the "
+                   "whole storage they are a view of); leave the input as it was: work on new "
+                   "tensors (logits / T, masked_fill), never logits /= T or masked_fill_")
+    else:
+        detail = _("your code wrote into the caller's logits in place (an in-place op such as "
+                   "masked_fill_ or /= ran on them); on this input it happened to leave every "
+                   "value as it was, on others it changes them: work on new tensors (logits / "
+                   "T, masked_fill)")
+    return verdict(what, on, [detail], "input-modified-in-place")
 
 
 def call_on_logits(impl: Implementation, name: str, logits: Tensor, *args: Any, on: str,
@@ -214,9 +219,12 @@ def call_on_logits(impl: Implementation, name: str, logits: Tensor, *args: Any, 
                    **kwargs: Any) -> Any:
     """``name(logits, *args, **kwargs)`` from the learner's file, failing with
     input-modified-in-place when the logits, or the whole ``storage`` they are a view of,
-    change bit for bit during the call (the guard's own in-place report included)."""
+    change bit for bit during the call, or when an in-place op ran on them (their version
+    counter moved: the guard's own in-place report, which would otherwise name no mistake)
+    even if it left every bit as it was (masked_fill_ with nothing to remove)."""
     whole = logits if storage is None else storage
     before = bits(whole).clone()
+    version = whole._version  # shared by a view and its base
     fn = impl.attr(name)
     try:
         result = impl.call(fn, logits, *args, what=name, on=on, exception_slugs=exception_slugs,
@@ -224,6 +232,8 @@ def call_on_logits(impl: Implementation, name: str, logits: Tensor, *args: Any, 
     except GradingFailure as failure:
         if failure.slug is None and not torch.equal(bits(whole), before):
             raise in_place_failure(name, on) from None
+        if failure.slug is None and whole._version != version:
+            raise in_place_failure(name, on, values_changed=False) from None
         raise
     if not torch.equal(bits(whole), before):
         raise in_place_failure(name, on)

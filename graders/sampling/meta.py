@@ -48,17 +48,16 @@ KATA = Kata(
         "decision made in sorted order must go back to vocabulary order. Removed "
         "entries become -inf with masked_fill (never in place), and every random "
         "number comes from the generator.",
-        "probs_sorted, order = logits.softmax(-1).sort(dim=-1, descending=True)   # (..., V)\n"
-        "remove_sorted = probs_sorted.cumsum(-1) - probs_sorted >= p   # mass *before* each token\n"
-        "remove = remove_sorted.scatter(-1, order, remove_sorted)      # back to vocabulary order",
+        "# remove_sorted (..., V): your decision, made in the order of probs.sort(dim=-1, descending=True)\n"
+        "# order (..., V): that sort's indices, order[..., j] = the vocabulary id of the j-th most probable\n"
+        "remove = remove_sorted.scatter(-1, order, remove_sorted)   # (..., V): remove[..., order[..., j]] = remove_sorted[..., j]",
     ),
 )
 
 MISTAKES = (
     Mistake("temperature-after-softmax",
-            "The temperature divided the probabilities after the softmax instead of the "
-            "logits: renormalising (or torch.multinomial) cancels the division, so T has no "
-            "effect.",
+            "The temperature divided the probabilities after the softmax, not the logits: "
+            "renormalising (or torch.multinomial) undoes the division, so T changes nothing.",
             "Divide the logits before the softmax: softmax(logits / T). T < 1 sharpens the "
             "distribution, T > 1 flattens it."),
     Mistake("temperature-multiplied",
@@ -130,13 +129,19 @@ def top_p_count(probs: list[float], p: float) -> int:
     return sum(sum(ranked[:i]) < p for i in range(len(ranked)))
 
 
-def min_p_count(probs: list[float], min_p: float) -> int:
-    """How many tokens min-p keeps: those at least min_p times the most probable one."""
-    return sum(q >= min_p * max(probs) for q in probs)
+def min_p_count_from_logits(logits: list[float], min_p: float, temperature: float = 1.0) -> int:
+    """How many tokens min-p keeps after the temperature: those whose probability is at
+    least min_p times the top one's, i.e. whose logit / T is within log(1 / min_p) of the
+    top one's (no softmax needed)."""
+    top = max(logits)
+    return sum((x - top) / temperature >= math.log(min_p) for x in logits)
 
 
 SAMPLING_EXAMPLE = [2.0, 1.0, 0.0, -1.0]
-MIN_P_EXAMPLE = [0.5, 0.2, 0.1, 0.06, 0.04, 0.04, 0.03, 0.03]
+# min-p's case: 4 plausible tokens and a long tail of implausible ones (the lesson draws
+# 50,000 logits from N(-5, 1); the largest of them stays below this bound).
+MIN_P_HEAD = [5.0, 4.5, 4.0, 3.0]
+MIN_P_TAIL_MAX = -0.5
 
 QUESTIONS = (
     Question(
@@ -187,11 +192,16 @@ QUESTIONS = (
                  "top-k 50, top-p 50")),
     Question(
         "min-p sampling keeps the tokens whose probability is at least min_p times the top "
-        "token's. With min_p = 0.1 and probabilities [0.5, 0.2, 0.1, 0.06, 0.04, 0.04, "
-        "0.03, 0.03], how many tokens are kept?",
-        min_p_count(MIN_P_EXAMPLE, 0.1), INTEGER,
-        "The threshold is 0.1 × 0.5 = 0.05, so 0.5, 0.2, 0.1 and 0.06 stay: 4 tokens. The "
-        "cut scales with the model's confidence — a top token of 0.9 sets it at 0.09, one "
-        "of 0.1 at 0.01 — which keeps high temperatures coherent: the tail that temperature "
-        "flattens is cut relative to the leader, not by a fixed mass."),
+        "token's. A step has 4 plausible tokens (logits 5, 4.5, 4, 3) and 50,000 "
+        "implausible ones (logits around −5, none above −0.5). At temperature 1.5, after "
+        "the temperature, how many tokens does min-p with min_p = 0.1 keep?",
+        min_p_count_from_logits(MIN_P_HEAD + [MIN_P_TAIL_MAX], 0.1, 1.5), INTEGER,
+        "A token stays iff p_i ≥ 0.1 · p_max, i.e. (l_i − l_max) / T ≥ ln 0.1: its logit "
+        "within 1.5 · 2.303 ≈ 3.45 of the top one, above 1.55. The 4 plausible tokens pass, "
+        "no tail token does: 4. Top-p (0.9) at the same temperature keeps tens of thousands "
+        "(the lesson counts them): each tail token is tiny, but together they hold a large "
+        "share of the mass, and a mass cut must take them. That is min-p's case for high "
+        "temperatures: its cut is relative to the leader, not a mass. On a short row it is "
+        "not tighter than top-p, and llama.cpp, which runs min-p before the temperature, "
+        "makes its cut independent of T."),
 )

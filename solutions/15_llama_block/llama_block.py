@@ -13,7 +13,8 @@ class RMSNorm(nn.Module):
     """x / sqrt(mean(x², dim=-1) + eps) * weight over the last axis; weight (dim,), ones.
 
     No mean is subtracted and there is no bias. Half-precision inputs are normalised in
-    float32 (their squares overflow float16 above |x| = 256) and cast back.
+    float32 (their squares overflow float16 above |x| = 256), cast back, and only then
+    multiplied by the weight: Hugging Face's LlamaRMSNorm, in its order.
     """
 
     def __init__(self, dim: int, eps: float = 1e-6):
@@ -24,7 +25,7 @@ class RMSNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         wide = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
         normed = wide * torch.rsqrt(wide.pow(2).mean(dim=-1, keepdim=True) + self.eps)
-        return (normed * self.weight).to(x.dtype)
+        return self.weight * normed.to(x.dtype)  # cast back first, then the weight
 
 
 class SwiGLU(nn.Module):

@@ -45,6 +45,24 @@ MUTANTS = [
         ],
     ),
     Mutant(
+        'rmsnorm-no-upcast',
+        why='the norm is computed in the input\'s dtype: a float16 x is squared in float16.',
+        edits=[
+            ('        wide = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x\n',
+             '        wide = x\n'),
+        ],
+    ),
+    Mutant(
+        'rmsnorm-no-upcast',
+        variant='hf_without_upcast',
+        base='hf_modeling_llama',
+        why='LlamaRMSNorm without its .to(torch.float32): the variance of a float16 input '
+            'is taken in float16.',
+        edits=[
+            ('        hidden_states = hidden_states.to(torch.float32)\n', ''),
+        ],
+    ),
+    Mutant(
         'swiglu-gate-swapped',
         why='SiLU is applied to up_proj\'s output, and gate_proj\'s multiplies it.',
         edits=[
@@ -68,6 +86,17 @@ MUTANTS = [
         edits=[
             ('        return self.down_proj(gate * torch.sigmoid(gate) * up)',
              '        return self.down_proj(torch.sigmoid(gate) * up)'),
+        ],
+    ),
+    Mutant(
+        'swiglu-wrong-activation',
+        variant='quick_gelu',
+        why='quick-GELU, z · sigmoid(1.702 z) (CLIP\'s activation), gates the MLP instead of '
+            'SiLU, z · sigmoid(z).',
+        edits=[
+            ('        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))',
+             '        gate = self.gate_proj(x)\n'
+             '        return self.down_proj(gate * torch.sigmoid(1.702 * gate) * self.up_proj(x))'),
         ],
     ),
     Mutant(
