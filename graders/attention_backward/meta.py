@@ -33,6 +33,7 @@ KATA = Kata(
         "d-from-wrong-terms",
         "missing-scale",
         "full-score-matrix",
+        "non-contiguous-view",
     ),
     forbidden=ATTENTION_BUILTINS,
     hints=(

@@ -204,6 +204,16 @@ MUTANTS = [
                 '    D = (p * (grad_out @ v.transpose(-2, -1))).sum(-1)\n')],
     ),
     Mutant(
+        'non-contiguous-view',
+        base='plain_formulas',
+        why='the tiled backward flattens grad_out with .view to slice its rows, which a '
+            'transposed (non-contiguous) grad_out refuses; the untiled path never calls it.',
+        edits=[('    dqs = []\n',
+                '    dqs = []\n    d = q.shape[-1]\n    rows = grad_out.view(*grad_out.shape[:-2], -1)  # (b, h, n * d)\n'),
+               ('lse[..., start:end], grad_out[..., start:end, :],',
+                'lse[..., start:end], rows[..., start * d:end * d].unflatten(-1, (-1, d)),')],
+    ),
+    Mutant(
         'forbidden-builtin',
         why='the forward calls F.scaled_dot_product_attention for the output.',
         edits=[('    out = torch.exp(scores - lse[..., None]) @ v  # (b, h, n, d)',
