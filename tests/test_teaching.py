@@ -543,7 +543,7 @@ def test_lesson_19_follow_ups_and_lse_in_float32_by_running_them():
                   for dtype in (torch.bfloat16, torch.float16)}
     assert 16 < lse.max().item() < 32
     assert 0.05 < spread[torch.bfloat16] <= math.exp(0.0625) - 1 and 0.005 < spread[torch.float16] < 0.0079
-    assert "1 ± 6 %, in float16 to 1 ± 0.8 %" in lesson
+    assert "1 ± 6 %, in float16 to 1 ± 0.8 %. That is why" in lesson
     # Q1: dS gains dlse · P when the loss depends on lse
     qa, ka, va = (torch.randn(1, 2, 6, 4, dtype=torch.float64, requires_grad=True) for _ in range(3))
     sa = qa @ ka.mT / 2

@@ -30,14 +30,6 @@ GRAD_SLACK = 10.0
 MISTAKE_SLACK = 10.0
 
 
-def lse_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The dtype of a log-sum-exp returned beside attention (katas 14 and 19): float32 for
-    float16/bfloat16 inputs, as FlashAttention returns it (the backward rebuilds P from
-    it, and a half-precision lse makes P's rows sum to 1 ± 7 %); the input's own dtype for
-    float32 and float64."""
-    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-
-
 def tolerance(dtype: torch.dtype, slack: float = 1.0) -> tuple[float, float]:
     rtol, atol = TOLERANCES.get(dtype, TOLERANCES[torch.float32])
     return rtol * slack, atol * slack
@@ -275,3 +267,11 @@ class StateDictDiff:
         if self.unexpected:
             details.append(_("unexpected: {names}", names=some(self.unexpected)))
         return details + [_("wrong shape {key}", key=r) for r in self.resized[:3]]
+
+
+def lse_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of a log-sum-exp returned beside attention (katas 14 and 19): float32 for
+    float16/bfloat16 inputs, as FlashAttention returns it (the backward rebuilds P from
+    it, and a half-precision lse makes P's rows sum to 1 ± 7 %); the input's own dtype for
+    float32 and float64."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype

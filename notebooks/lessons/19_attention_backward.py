@@ -116,8 +116,9 @@ for length in (4096, 32768):
 # %% [markdown]
 # "Exactly" needs an exact lse. Rounded to bfloat16 (8 significant bits), an lse between 16
 # and 32 is off by up to 0.0625, and every P of its row by the factor `exp(±0.0625)`: the
-# rows of the recomputed P sum to 1 ± 6 %, in float16 to 1 ± 0.8 %. That is why FlashAttention returns lse in float32
-# whatever the input's dtype (and why this kata's `lse` is float32 for half inputs):
+# rows of the recomputed P sum to 1 ± 6 %, in float16 to 1 ± 0.8 %. That is why
+# FlashAttention returns lse in float32 whatever the input's dtype (and why this kata's
+# `lse` is float32 for half inputs):
 
 # %%
 torch.manual_seed(0)
