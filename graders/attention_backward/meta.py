@@ -206,35 +206,4 @@ QUESTIONS = (
         "is 0.0078, ± 0.8 %. That is why FlashAttention returns lse in float32 whatever the "
         "input's dtype, and keeps D and every accumulator in float32 too.",
         rel_tolerance=0.02),
-    Question(
-        "Grouped-query attention: 8 query heads share one key/value head. What is dK of "
-        "that key/value head?",
-        "B", CHOICE,
-        "The shared K is used by 8 heads, so its gradient is the sum of the 8 heads' "
-        "s · dSᵀ Q (and dV the sum of their Pᵀ dO): the kernels compute per query head and "
-        "reduce over the group, as autograd does through repeat_interleave or expand.",
-        choices=("the mean of the 8 query heads' dK",
-                 "the sum of the 8 query heads' dK",
-                 "the dK of the first query head of the group",
-                 "8 separate dK, one per query head, kept apart")),
-    Question(
-        "Ring attention merges partial results with their lse, so the loss also depends on "
-        "lse, with gradient dlse. What becomes of dS?",
-        "A", CHOICE,
-        "∂lse_i/∂S_ij = P_ij, so the extra term is dlse_i · P_ij: dS = P ∘ (dP − D + dlse). "
-        "It folds into D: the same kernel runs with D − dlse in place of D.",
-        choices=("dS = P ∘ (dP − D + dlse)", "nothing: lse is not differentiable",
-                 "dS = P ∘ (dP − D) + dlse", "dS = P ∘ dP − dlse")),
-    Question(
-        "FlashAttention applies dropout to P in the forward. How does its backward get the "
-        "same dropout mask?",
-        "C", CHOICE,
-        "The forward draws the mask from a counter-based generator (Philox) and keeps its "
-        "seed and offset, two numbers; the backward regenerates exactly the same bits per "
-        "tile. Storing the mask would be an (n, m) tensor per head, the memory the kernel "
-        "exists to avoid: 32 GiB per layer at 32k tokens and 32 heads, one byte each.",
-        choices=("it stores the mask, one bit per score",
-                 "it uses no dropout in the backward",
-                 "it regenerates the mask from the random generator's seed and offset",
-                 "it recomputes the forward with autograd")),
 )
