@@ -193,14 +193,21 @@ def test_lse_is_float32_for_half_inputs_in_14_and_19(tmp_path, dtype):
     out, lse = backward.expected_forward(q, k, v, False)
     assert (out.dtype, lse.dtype) == (dtype, torch.float32)
 
-    reference = implementation(FLASH, FLASH.solution_path)
-    flash.check_flash(reference, q, k, v, 16)
-    flash.check_flash(reference, *flash.qkv(2, 2, 24, 24, 16, seed=410, dtype=dtype), 8, causal=True)
-    reference = implementation(BACKWARD, BACKWARD.solution_path)
-    backward.check_forward(reference, q, k, v)
-    backward.check_backward(reference, q, k, v, block_size=16)
-    backward.check_function(reference, *backward.qkv(2, 2, 24, 24, 16, seed=410, dtype=dtype),
-                            causal=True)
+    from tests.mutation import STYLES_DIR
+
+    # The reference and every correct style (some take the scores in the half type, some
+    # in float32) pass the follow-ups' checks.
+    for path in (FLASH.solution_path, *sorted((STYLES_DIR / FLASH.name).glob("*.py"))):
+        correct = implementation(FLASH, path)
+        flash.check_flash(correct, q, k, v, 16)
+        flash.check_flash(correct, *flash.qkv(2, 2, 24, 24, 16, seed=410, dtype=dtype), 8,
+                          causal=True)
+    for path in (BACKWARD.solution_path, *sorted((STYLES_DIR / BACKWARD.name).glob("*.py"))):
+        correct = implementation(BACKWARD, path)
+        backward.check_forward(correct, q, k, v)
+        backward.check_backward(correct, q, k, v, block_size=16)
+        backward.check_function(correct, *backward.qkv(2, 2, 24, 24, 16, seed=410, dtype=dtype),
+                                causal=True)
     handed = []
     spy = tmp_path / "spy.py"
     spy.write_text(BACKWARD.solution_path.read_text().replace(

@@ -88,7 +88,8 @@ MUTANTS = [
         variant='max_only',
         base='two_pass_key_blocks',
         why='the online forward returns the running maximum as lse.',
-        edits=[('    return acc / l_i[..., None], m_i + torch.log(l_i)', '    return acc / l_i[..., None], m_i')],
+        edits=[('    return (acc / l_i[..., None]).to(q.dtype), m_i + torch.log(l_i)',
+                '    return (acc / l_i[..., None]).to(q.dtype), m_i')],
     ),
     Mutant(
         'saves-probabilities',
