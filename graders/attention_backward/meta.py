@@ -2,8 +2,8 @@
 
 Beside the grader (checks.py), what the learner does not read: its registry entry with the
 hint ladder (KATA), the mistakes only it names (MISTAKES; lse-wrong and full-score-matrix
-are kata 14's, missing-scale is shared) and its quiz (QUESTIONS), with the two formulas its
-quiz uses. Imports nothing heavy: `kata list` reads every meta.
+are kata 14's, missing-scale and non-contiguous-view are shared) and its quiz (QUESTIONS),
+with the formulas its quiz uses. Imports nothing heavy: `kata list` reads every meta.
 """
 
 from __future__ import annotations
