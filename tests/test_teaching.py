@@ -650,3 +650,82 @@ def test_lesson_19_backward_numbers_by_running_the_reference():
     assert (tiles, 8) == meta.causal_tiles(1024, 128) and questions[6].answer == 36
     with torch.device("meta"):
         assert torch.empty(32, 32768, dtype=torch.float32).nbytes == questions[4].answer * 2**20
+
+
+def test_lesson_19_follow_ups_and_lse_in_float32_by_running_them():
+    """Kata 19 after the 11-28 review: P is saved once (one storage, two shapes); lse rounded
+    to bfloat16 makes P's rows sum to 1 ± 6 % (float16 ± 0.8 %), the quiz's 0.0625; the
+    dlse term of dS; dK of a shared kv head is the sum over its query heads; Korthikanti's
+    activation bytes for GPT-3 175B; the README leaves the formulas to the hints (A3) and
+    says what FlashAttention keeps (N1); hint 1 counts three steps."""
+    from graders.attention_backward import meta
+    from graders.core.compare import lse_dtype
+    from graders.frontends import quiz as quiz_module
+
+    lesson = text_of("notebooks/lessons/19_attention_backward.py")
+    readme = text_of("katas/19_attention_backward/README.md")
+    questions = quiz_module.questions("19")
+    # N1: the saved P is one storage seen with two shapes
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, n, 4, requires_grad=True) for n in (6, 9, 9))
+    storages: dict[int, list] = {}
+
+    def keep(tensor):
+        storages.setdefault(tensor.untyped_storage().data_ptr(), []).append(tuple(tensor.shape))
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(keep, lambda tensor: tensor):
+        torch.softmax(q @ k.mT / 2, -1) @ v
+    assert [shapes for shapes in storages.values() if len(shapes) > 1] == [[(1, 2, 6, 9), (2, 6, 9)]]
+    assert "P is kept **once**" in lesson and "saved by the softmax and again" not in lesson
+    assert "O(n) extra memory (O and lse)" not in questions[0].reasoning
+    assert "keeps only `q`, `k`, `v`, the\noutput `O`" in readme
+    # A3 / L4: the formulas are the hints', not the README's; hint 1's three steps
+    for formula in ("dS = P ∘ (dP - D)", "D = rowsum(dO ∘ O)`,", "dQ = s · dS K", "dV = Pᵀ dO"):
+        assert formula not in readme, formula
+    assert "dS = P ∘ (dP - D)" in meta.KATA.hints[1] and "three steps" in meta.KATA.hints[0]
+    assert "`D_i = Σ_j P_ij dP_ij`. Show that it equals\n  `rowsum(dO ∘ O)`" in readme
+    # F9: lse float32 for half inputs; the lesson's rounding numbers and the quiz's 0.0625
+    assert lse_dtype(torch.bfloat16) == lse_dtype(torch.float16) == torch.float32
+    assert questions[7].answer == meta.half_rounding(19.0, 8) == 0.0625
+    assert meta.half_rounding(19.0, 11) == 0.0078125 and "± 6.5 %" in questions[7].reasoning
+    assert abs(math.exp(0.0625) - 1.065) < 0.001 and abs(math.exp(0.0078125) - 1.008) < 0.001
+    torch.manual_seed(0)
+    with torch.no_grad():
+        wide_q, wide_k = (torch.randn(1, 1, 256, 64) * 2.2 for _ in range(2))
+        scores = (wide_q @ wide_k.mT / 8).masked_fill(torch.ones(256, 256, dtype=torch.bool).triu(1),
+                                                      float("-inf"))
+        lse = scores.logsumexp(-1, keepdim=True)
+        spread = {dtype: (torch.exp(scores - lse.to(dtype).float()).sum(-1) - 1).abs().max().item()
+                  for dtype in (torch.bfloat16, torch.float16)}
+    assert 16 < lse.max().item() < 32
+    assert 0.05 < spread[torch.bfloat16] <= math.exp(0.0625) - 1 and 0.005 < spread[torch.float16] < 0.0079
+    assert "1 ± 6 %, in float16 to 1 ± 0.8 %. That is why" in lesson
+    # Q1: dS gains dlse · P when the loss depends on lse
+    qa, ka, va = (torch.randn(1, 2, 6, 4, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    sa = qa @ ka.mT / 2
+    lse_a = sa.logsumexp(-1)
+    out_a = torch.exp(sa - lse_a[..., None]) @ va
+    d_out, d_lse = torch.randn_like(out_a), torch.randn_like(lse_a)
+    dq = torch.autograd.grad((out_a * d_out).sum() + (lse_a * d_lse).sum(), qa)[0]
+    with torch.no_grad():
+        pa = torch.exp(sa - lse_a[..., None])
+        ds = pa * (d_out @ va.mT - (d_out * out_a).sum(-1, keepdim=True) + d_lse[..., None])
+    assert torch.allclose(ds @ ka / 2, dq) and "`dS = P ∘ (dP − D + dlse)`" in lesson
+    # Q4: GQA, the shared head's dK is the sum over its query heads
+    qg = torch.randn(1, 8, 6, 4, dtype=torch.float64)
+    kg = torch.randn(1, 1, 9, 4, dtype=torch.float64, requires_grad=True)
+    vg = torch.randn(1, 1, 9, 4, dtype=torch.float64)
+    og = torch.softmax(qg @ kg.expand(1, 8, 9, 4).mT / 2, -1) @ vg.expand(1, 8, 9, 4)
+    dog = torch.randn_like(og)
+    dk_shared = torch.autograd.grad((og * dog).sum(), kg)[0]
+    with torch.no_grad():
+        pg = torch.softmax(qg @ kg.mT / 2, -1)
+        per_head = (pg * (dog @ vg.mT - (dog * og).sum(-1, keepdim=True))).mT @ qg / 2
+    assert torch.allclose(per_head.sum(1, keepdim=True), dk_shared) and "**sums** of the 8 heads'" in lesson
+    # Q2, Q5: the mask's bytes; Korthikanti et al.'s activation bytes for GPT-3 175B
+    assert 32768 * 32768 * 32 == 32 * 2**30 and "32 GiB per layer" in lesson and "Philox" in lesson
+    linear, attention = 2048 * 12288 * 34, 5 * 96 * 2048 ** 2
+    assert (round(linear / 2**20), attention // 2**20, round(100 * attention / (linear + attention))) == (816, 1920, 70)
+    assert "Korthikanti et al. (2022)" in lesson and "`deterministic=True`" in lesson
+    assert len(questions) == 8

@@ -183,3 +183,131 @@ def test_every_in_place_verdict_of_kata_16_names_the_slug(tmp_path):
         assert "[input-modified-in-place]" in report, report
     edge = next(r for r in map("\n".join, reports) if "k=6" in r)
     assert "happened to leave every value as it was" in edge, edge
+
+
+# --- katas 14 and 19: lse's dtype, float32 accumulators, what the ctx keeps ---
+
+FLASH = registry.get("14_flash_attention")
+BACKWARD = registry.get("19_attention_backward")
+
+
+def implementation(kata: registry.Kata, path):
+    from graders.core import loader
+    from graders.core.implementation import Implementation
+
+    return Implementation.of(kata, path, loader.load(path, kata))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_lse_is_float32_for_half_inputs_in_14_and_19(tmp_path, dtype):
+    """The CUDA follow-ups' dtype rule, run here on the CPU's half types (torch 2.13 has
+    them): the expected lse is float32 and the output in the half type; the references pass
+    the follow-ups' very checks; a lse left in the half type fails and says why; kata 19's
+    backward is handed a float32 lse."""
+    from graders.attention_backward import checks as backward
+    from graders.core.compare import lse_dtype
+    from graders.flash_attention import checks as flash
+
+    assert lse_dtype(dtype) == torch.float32
+    assert lse_dtype(torch.float64) == torch.float64 and lse_dtype(torch.float32) == torch.float32
+    q, k, v = flash.qkv(2, 2, 24, 40, 16, seed=400, dtype=dtype)
+    out, lse = flash.expected_attention(q, k, v, False)
+    assert (out.dtype, lse.dtype) == (dtype, torch.float32)
+    out, lse = backward.expected_forward(q, k, v, False)
+    assert (out.dtype, lse.dtype) == (dtype, torch.float32)
+
+    from tests.mutation import STYLES_DIR
+
+    # The reference and every correct style (some take the scores in the half type, some
+    # in float32) pass the follow-ups' checks.
+    for path in (FLASH.solution_path, *sorted((STYLES_DIR / FLASH.name).glob("*.py"))):
+        correct = implementation(FLASH, path)
+        flash.check_flash(correct, q, k, v, 16)
+        flash.check_flash(correct, *flash.qkv(2, 2, 24, 24, 16, seed=410, dtype=dtype), 8,
+                          causal=True)
+    for path in (BACKWARD.solution_path, *sorted((STYLES_DIR / BACKWARD.name).glob("*.py"))):
+        correct = implementation(BACKWARD, path)
+        backward.check_forward(correct, q, k, v)
+        backward.check_backward(correct, q, k, v, block_size=16)
+        backward.check_function(correct, *backward.qkv(2, 2, 24, 24, 16, seed=410, dtype=dtype),
+                                causal=True)
+    handed = []
+    spy = tmp_path / "spy.py"
+    spy.write_text(BACKWARD.solution_path.read_text().replace(
+        "    dtype = q.dtype\n    q, k, v, out, lse, grad_out",
+        "    HANDED.append(lse.dtype)\n    dtype = q.dtype\n    q, k, v, out, lse, grad_out"))
+    spied = implementation(BACKWARD, spy)
+    spied.module.HANDED = handed
+    backward.check_backward(spied, q, k, v, block_size=16)
+    assert handed == [torch.float32]
+
+    half_lse = edited(FLASH, tmp_path, [("    return output.to(out_dtype), lse  #",
+                                         "    return output.to(out_dtype), lse.to(out_dtype)  #")])
+    with pytest.raises(GradingFailure) as failure:
+        flash.check_flash(implementation(FLASH, half_lse), q, k, v, 16)
+    text = str(failure.value)
+    assert f"expected dtype torch.float32, got {dtype}" in text and "FlashAttention" in text, text
+    half_lse = edited(BACKWARD, tmp_path, [("    return out.to(dtype), lse\n",
+                                            "    return out.to(dtype), lse.to(dtype)\n")])
+    with pytest.raises(GradingFailure) as failure:
+        backward.check_forward(implementation(BACKWARD, half_lse), q, k, v)
+    text = str(failure.value)
+    assert f"expected dtype torch.float32, got {dtype}" in text and "FlashAttention" in text, text
+
+
+def test_flash_float32_accumulator_in_float64_is_told_precision_not_large_scores(tmp_path):
+    """Kata 14's contract computes float64 inputs in float64 (no float32 allowance, unlike
+    katas 13, 15 and 18): an online softmax whose running max, sum and accumulator are
+    float32 fails — and the verdict says it is the precision of the arithmetic, not the
+    ±1e4 scores the check is about."""
+    path = edited(FLASH, tmp_path, [
+        ('row_max = q.new_full((*q.shape[:-1], 1), float("-inf"))',
+         'row_max = q.new_full((*q.shape[:-1], 1), float("-inf"), dtype=torch.float32)'),
+        ("row_sum = q.new_zeros((*q.shape[:-1], 1))",
+         "row_sum = q.new_zeros((*q.shape[:-1], 1), dtype=torch.float32)"),
+        ("acc = q.new_zeros((*q.shape[:-1], v.size(-1)))",
+         "acc = q.new_zeros((*q.shape[:-1], v.size(-1)), dtype=torch.float32)"),
+        ("new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))",
+         "new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True).float())"),
+        ("p = torch.exp(scores - new_max)", "p = torch.exp(scores - new_max.to(scores.dtype))"),
+        ("row_sum = row_sum * correction + p.sum(dim=-1, keepdim=True)",
+         "row_sum = row_sum * correction + p.sum(dim=-1, keepdim=True).float()"),
+        ("acc = acc * correction + p @ v_block", "acc = acc * correction + (p @ v_block).float()"),
+        ("return output.to(out_dtype), lse  #", "return output.to(out_dtype), lse.to(out_dtype)  #"),
+    ])
+    session = run_session(FLASH, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    reports = {"\n".join(report) for report in session.failure_reports()}
+    large = next(r for r in reports if "scores of about +1e4" in r)
+    assert "float32-accurate" in large and "this is precision, not the size of the scores" in large, large
+    assert all("float32-accurate" in r for r in reports), reports  # the float64 follow-ups too
+    assert session.slugs == set(), session.output
+
+
+def test_saves_probabilities_counts_per_batch_and_head_and_names_the_shape(tmp_path):
+    """lse kept as (b, h, n, 1) is n numbers per (batch, head): it passes (the style
+    lse_column.py is graded in test_katas). The probabilities kept are named by their shape
+    and their count per (batch, head), never a log-sum-exp's."""
+    path = edited(BACKWARD, tmp_path, [(
+        "        ctx.save_for_backward(q, k, v, out, lse)",
+        "        ctx.save_for_backward(q, k, v, out, lse)\n"
+        "        ctx.p = torch.softmax(q @ k.mT / math.sqrt(q.size(-1)), -1)")])
+    session = run_session(BACKWARD, "--impl", str(path))
+    assert session.slugs == {"saves-probabilities"}, session.output
+    first = "\n".join(session.failure_reports()[0])
+    assert "ctx.p, of shape (2, 2, 6, 9) (216 elements, 54 per (batch, head))" in first, first
+
+
+def test_tiled_backward_with_view_on_a_transposed_grad_out_is_named(tmp_path):
+    """A tiled backward that calls grad_out.view(...) (its untiled path never does) fails on
+    the transposed grad_out the tiled check now hands it, named non-contiguous-view."""
+    path = edited(BACKWARD, tmp_path, [(
+        "            q_i, do_i = q[..., rows, :], grad_out[..., rows, :]",
+        "            q_i = q[..., rows, :]\n"
+        "            do_i = grad_out.view(*grad_out.shape[:-2], -1)[..., rows.start * q.size(-1):"
+        "rows.stop * q.size(-1)].unflatten(-1, (-1, q.size(-1)))"
+        " if block_size else grad_out[..., rows, :]")])
+    session = run_session(BACKWARD, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    tiled = "\n".join(next(r for r in session.failure_reports() if "block_size=4" in r[0]))
+    assert "[non-contiguous-view]" in tiled and "grad_out='non-contiguous'" in tiled, tiled

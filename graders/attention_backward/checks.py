@@ -1,6 +1,7 @@
 """Grader for kata 19: ``attention_backward``, the backward pass of softmax attention by hand.
 
-Expected numbers come from PyTorch in float64, cast to the input's dtype: the forward from
+Expected numbers come from PyTorch in float64, cast to the input's dtype (lse to float32 for
+float16/bfloat16 inputs, as FlashAttention returns it): the forward from
 ``F.scaled_dot_product_attention`` and ``torch.logsumexp``, the gradients from autograd
 through ``F.scaled_dot_product_attention`` (the grader may use it; the learner may not).
 ``attention_backward`` is graded with ``out`` and ``lse`` from that correct forward, so
@@ -32,7 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graders.core import guard
-from graders.core.compare import GRAD_SLACK, expect_close, expect_tuple
+from graders.core.compare import GRAD_SLACK, expect_close, expect_tuple, lse_dtype
 from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, randn
@@ -85,7 +86,8 @@ def scores_of(q: Tensor, k: Tensor, causal: bool, scale: float | None = None,
 
 def expected_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool, lse: str = "ok"
                      ) -> tuple[Tensor, Tensor]:
-    """(out, lse) from PyTorch in float64, cast to q's dtype; ``lse`` names a lse-wrong
+    """(out, lse) from PyTorch in float64, out cast to q's dtype, lse to float32 for half
+    inputs (FlashAttention's) and to q's dtype otherwise; ``lse`` names a lse-wrong
     variant: "log-sum" (max not added back), "max", "log2", "unscaled", "all-keys"."""
     q64, k64, v64 = (t.detach().double() for t in (q, k, v))
     out = F.scaled_dot_product_attention(q64, k64, v64, is_causal=causal)
@@ -98,7 +100,7 @@ def expected_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool, lse: str = "
         "unscaled": lambda: torch.logsumexp(scores_of(q64, k64, causal, scale=1.0), -1),
         "all-keys": lambda: torch.logsumexp(scores_of(q64, k64, False), -1),
     }[lse]()
-    return out.to(q.dtype), value.to(q.dtype)
+    return out.to(q.dtype), value.to(lse_dtype(q.dtype))
 
 
 def expected_grads(q: Tensor, k: Tensor, v: Tensor, grad_out: Tensor, causal: bool
@@ -224,6 +226,14 @@ def forward_suspects(q, k, v, causal: bool) -> tuple[list[Suspect], list[Suspect
     return out_suspects, lse_suspects
 
 
+def slug_for_exception(exc: BaseException) -> str | None:
+    """``.view`` on a tensor whose memory does not allow it: a transposed ``grad_out`` (the
+    contract allows a non-contiguous one; the usual head merge makes one)."""
+    if isinstance(exc, RuntimeError) and "view size is not compatible" in str(exc):
+        return "non-contiguous-view"
+    return None
+
+
 # ------------------------------------------------------------------ running learner code
 
 
@@ -291,7 +301,19 @@ def check_forward(impl: Implementation, q, k, v, causal: bool = False, slack: fl
     want_out, want_lse = expected_forward(q, k, v, causal)
     out_suspects, lse_suspects = forward_suspects(q, k, v, causal)
     expect_close(out, want_out, _("the output out (b, h, n, d)"), on, out_suspects, slack=slack)
-    expect_close(lse, want_lse, _("the log-sum-exp lse (b, h, n)"), on, lse_suspects, slack=slack)
+    check = _("the log-sum-exp lse (b, h, n)")
+    if isinstance(lse, Tensor) and lse.shape == want_lse.shape and lse.dtype != want_lse.dtype:
+        raise verdict(check, on, [
+            _("expected dtype {expected}, got {got}", expected=want_lse.dtype, got=lse.dtype),
+            _("lse is float32 for float16/bfloat16 inputs, as FlashAttention returns it (the "
+              "backward rebuilds P = exp(S - lse) from it), and in q's dtype for float32 and "
+              "float64"),
+        ])
+    if isinstance(lse, Tensor) and q.dtype in (torch.float16, torch.bfloat16):
+        # float32, judged at the input's precision (scores may be rounded to the half type
+        # before the float32 statistics, as a bfloat16 matmul returns them)
+        lse, want_lse = lse.to(q.dtype), want_lse.to(q.dtype)
+    expect_close(lse, want_lse, check, on, lse_suspects, slack=slack)
 
 
 # ------------------------------------------------------------------------- the Function
@@ -348,6 +370,7 @@ def expect_no_probabilities(node: Any, q: Tensor, k: Tensor, check: str, on: str
     or a mask, in any layout — where that is more than the max(n, m) * d elements allowed
     (saves-probabilities). Copies of q, k, v, out and lse, stacked or not, pass."""
     n, m, d = q.size(-2), k.size(-2), q.size(-1)
+    b_h = q[..., 0, 0].numel()  # the (batch, head) pairs
     per_head = max(n, m) * d
     # q, k, v, out and lse's own shapes are never a mask, whatever their sizes.
     allowed = {tuple(q.shape), tuple(k.shape), tuple(q.shape[:-1])}
@@ -355,10 +378,14 @@ def expect_no_probabilities(node: Any, q: Tensor, k: Tensor, check: str, on: str
         return  # the contract's bound allows an (n, m) tensor here
     for where, t in kept_tensors(node):
         shape = tuple(t.shape)
-        if shape not in allowed and t.numel() >= n * m and score_like(shape, n, m):
+        # Counted per (batch, head): lse kept as (b, h, n, 1) holds n numbers per pair, an
+        # (n, m) matrix n * m of them, whatever b and h are.
+        if shape not in allowed and t.numel() >= b_h * n * m and score_like(shape, n, m):
             raise verdict(check, on, [
-                _("your forward kept {where}, of shape {shape} ({count} elements)",
-                  where=where, shape=shape, count=f"{t.numel():,}"),
+                _("your forward kept {where}, of shape {shape} ({count} elements, {per} per "
+                  "(batch, head)): an (n, m) = ({n}, {m}) matrix per (batch, head)",
+                  where=where, shape=shape, count=f"{t.numel():,}",
+                  per=f"{t.numel() // b_h:,}", n=n, m=m),
                 _("the ctx may keep q, k, v, out and lse: at most max(n, m) * d = {limit} "
                   "elements per (batch, head); recompute P in the backward", limit=per_head),
             ], "saves-probabilities")
@@ -484,13 +511,17 @@ def test_backward_causal(impl):
 @title(N_("the tiled backward"))
 def test_backward_tiled(impl):
     """block_size 1, smaller than n and m (not dividing them), equal to m, larger than m;
-    causal with tiles on the diagonal: the answer never depends on the tiling."""
+    causal with tiles on the diagonal; grad_out non-contiguous (transposed): the answer
+    never depends on the tiling."""
     q, k, v = qkv(2, 2, 6, 9, 4, seed=80)
     for block_size in (3, 1, 4, 9, 16):
         check_backward(impl, q, k, v, block_size=block_size)
+    # grad_out as the usual head merge hands it over: transposed, not contiguous.
+    check_backward(impl, q, k, v, block_size=4, transposed_grad=True)
     q, k, v = qkv(2, 2, 10, 10, 4, seed=90)
     for block_size in (4, 3, 1, 16):
         check_backward(impl, q, k, v, causal=True, block_size=block_size)
+    check_backward(impl, q, k, v, causal=True, block_size=3, transposed_grad=True)
 
 
 @pytest.mark.core
@@ -640,7 +671,8 @@ def test_large_scores(impl):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @title(N_("float16 and bfloat16 on CUDA"))
 def test_half_precision_on_cuda(impl):
-    """float16 and bfloat16 on the GPU keep their dtype and device."""
+    """float16 and bfloat16 on the GPU keep their dtype and device; lse is float32
+    (FlashAttention's), and the backward is handed a float32 lse."""
     for i, dtype in enumerate((torch.float16, torch.bfloat16)):
         q, k, v = qkv(2, 2, 24, 40, 16, seed=400 + i, dtype=dtype, device="cuda")
         check_forward(impl, q, k, v)

@@ -2,11 +2,13 @@
 
 Beside the grader (checks.py), what the learner does not read: its registry entry with the
 hint ladder (KATA), the mistakes only it names (MISTAKES; lse-wrong and full-score-matrix
-are kata 14's, missing-scale is shared) and its quiz (QUESTIONS), with the two formulas its
-quiz uses. Imports nothing heavy: `kata list` reads every meta.
+are kata 14's, missing-scale and non-contiguous-view are shared) and its quiz (QUESTIONS),
+with the formulas its quiz uses. Imports nothing heavy: `kata list` reads every meta.
 """
 
 from __future__ import annotations
+
+import math
 
 from graders.core.kata import ATTENTION_BUILTINS, Kata, Mistake
 from graders.core.quizzes import CHOICE, INTEGER, NUMBER, MiB, Question
@@ -33,10 +35,11 @@ KATA = Kata(
         "d-from-wrong-terms",
         "missing-scale",
         "full-score-matrix",
+        "non-contiguous-view",
     ),
     forbidden=ATTENTION_BUILTINS,
     hints=(
-        "Write the forward as four steps, S = s q kᵀ, P = softmax(S), O = P V, and walk "
+        "Write the forward as three steps, S = s q kᵀ, P = softmax(S), O = P V, and walk "
         "them backwards one at a time: which gradient does each step need, and which "
         "tensors from the forward does it read? Then ask which of those you could "
         "recompute instead of keeping.",
@@ -114,6 +117,13 @@ def causal_tiles(n: int, block: int) -> tuple[int, int]:
     return blocks * (blocks + 1) // 2, blocks
 
 
+def half_rounding(value: float, significand_bits: int) -> float:
+    """The largest rounding error of a positive ``value`` stored with ``significand_bits``
+    bits of significand (bfloat16 8, float16 11, float32 24): half the spacing there."""
+    exponent = math.floor(math.log2(value))
+    return 2.0 ** (exponent - (significand_bits - 1)) / 2
+
+
 QUESTIONS = (
     Question(
         "Why does FlashAttention's backward pass recompute the probabilities P from Q, K and "
@@ -123,8 +133,9 @@ QUESTIONS = (
         "heads, float16) and, worse, writing it to GPU memory (HBM) and reading it back: "
         "attention is memory-bound, so those bytes cost more time than the FLOPs. "
         "Recomputing S = Q Kᵀ tile by tile in on-chip SRAM adds one matmul of FLOPs, and "
-        "exp(S − lse) gives back exactly the forward's P: the backward is faster and needs "
-        "only O(n) extra memory (O and lse).",
+        "exp(S − lse) gives back exactly the forward's P: the backward is faster and keeps, "
+        "beyond the inputs Q, K, V and the output O (n·d numbers per head, kept anyway), "
+        "only lse: n numbers per head instead of n·m.",
         choices=("recomputation is more accurate than storing P in float16",
                  "P takes O(n·m) memory and HBM traffic; one extra matmul in SRAM is cheaper",
                  "autograd cannot save tensors inside a custom Function",
@@ -185,4 +196,14 @@ QUESTIONS = (
         "8 query blocks × 8 key blocks; query block i needs key blocks 0 … i, so 1 + 2 + … + "
         "8 = 36 tiles, almost half the work saved. Only the 8 on the diagonal need a mask; "
         "the 28 below it are entirely visible."),
+    Question(
+        "A query's lse is about 19. Stored in bfloat16 (8 significant bits), by up to how "
+        "much can it be off?",
+        half_rounding(19.0, 8), NUMBER,
+        "Between 16 and 32 bfloat16 numbers are 2⁴ / 2⁷ = 0.125 apart, so lse is off by up to "
+        "0.0625, and every P = exp(S − lse) of that row is off by the same factor, "
+        "exp(±0.0625): the recomputed row sums to 1 ± 6.5 %. In float16 (11 bits) the error "
+        "is 0.0078, ± 0.8 %. That is why FlashAttention returns lse in float32 whatever the "
+        "input's dtype, and keeps D and every accumulator in float32 too.",
+        rel_tolerance=0.02),
 )

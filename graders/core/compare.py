@@ -269,3 +269,11 @@ class StateDictDiff:
         if self.unexpected:
             details.append(_("unexpected: {names}", names=some(self.unexpected)))
         return details + [_("wrong shape {key}", key=r) for r in self.resized[:3]]
+
+
+def lse_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of a log-sum-exp returned beside attention (katas 14 and 19): float32 for
+    float16/bfloat16 inputs, as FlashAttention returns it (the backward rebuilds P from
+    it, and a half-precision lse makes P's rows sum to 1 ± 7 %); the input's own dtype for
+    float32 and float64."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype

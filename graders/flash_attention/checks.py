@@ -1,6 +1,7 @@
 """Grader for kata 14: ``flash_attention``, attention with an online softmax over key blocks.
 
-Expected numbers come from PyTorch in float64, cast to the input's dtype: the output from
+Expected numbers come from PyTorch in float64, cast to the input's dtype (lse to float32 for
+float16/bfloat16 inputs, as FlashAttention returns it): the output from
 ``F.scaled_dot_product_attention`` (``is_causal`` for causal), the log-sum-exp from
 ``torch.logsumexp`` of the scaled (causally masked) scores. Inputs cover block sizes
 smaller than, equal to and larger than the key length, key lengths that are no multiple
@@ -29,12 +30,13 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graders.core.i18n import N_, _
-from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad, expect_tuple
+from graders.core.compare import (expect_close, expect_grads_close, expect_tracks_grad, expect_tuple,
+                                   lse_dtype)
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.memory import CreatedTensors, is_score_sized, memory_limit
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, verdict, title
+from graders.core.report import GradingFailure, describe_inputs, verdict, title
 
 __all__ = [
     "test_flash_matches_pytorch",
@@ -73,9 +75,31 @@ def pytorch_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> tuple[Te
 
 
 def expected_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> tuple[Tensor, Tensor]:
-    """The expected (output, lse): PyTorch's in float64, cast to q's dtype."""
+    """The expected (output, lse): PyTorch's in float64, the output cast to q's dtype, lse
+    to float32 for half inputs and to q's dtype otherwise (graders.core.compare.lse_dtype)."""
     output, lse = pytorch_attention(*(t.detach().double() for t in (q, k, v)), causal)
-    return output.to(q.dtype), lse.to(q.dtype)
+    return output.to(q.dtype), lse.to(lse_dtype(q.dtype))
+
+
+def at_input_precision(lse: Tensor, expected: Tensor, q: Tensor) -> tuple[Tensor, Tensor]:
+    """A half input's float32 lse is judged at the input's precision (its scores may be
+    rounded to the half type before the float32 statistics, as a bfloat16 matmul returns
+    them): both rounded to q's dtype. Other dtypes: unchanged."""
+    if q.dtype in (torch.float16, torch.bfloat16):
+        return lse.to(q.dtype), expected.to(q.dtype)
+    return lse, expected
+
+
+def expect_lse_dtype(lse: Any, q: Tensor, check: str, on: str) -> None:
+    """lse's dtype, with the rule that sets it (float32 for half inputs, FlashAttention's)."""
+    want = lse_dtype(q.dtype)
+    if isinstance(lse, Tensor) and lse.dtype != want:
+        raise verdict(check, on, [
+            _("expected dtype {expected}, got {got}", expected=want, got=lse.dtype),
+            _("lse is float32 for float16/bfloat16 inputs, as FlashAttention returns it (the "
+              "backward rebuilds P = exp(S - lse) from it), and in q's dtype for float32 and "
+              "float64"),
+        ])
 
 
 def online_attention(
@@ -143,6 +167,56 @@ def online_attention(
         "unscaled-max": lambda: row_max / scale + log_sum,
     }[lse]()
     return output, lse_value.squeeze(-1)
+
+
+def float32_attention(q: Tensor, k: Tensor, v: Tensor, block_size: int, causal: bool
+                      ) -> tuple[Tensor, Tensor]:
+    """The blockwise online softmax run in float32 on these inputs, as float64: what an
+    implementation that accumulates in float32 gets, to float32 rounding."""
+    with torch.no_grad():
+        out, lse = online_attention(*(t.detach().float() for t in (q, k, v)), block_size, causal)
+    return out.double(), lse.double()
+
+
+def float32_sized(got: Any, want: Tensor, float32_result) -> str | None:
+    """For float64 inputs: the largest difference, formatted, when ``got`` is off from
+    ``want`` by no more than float32 arithmetic on the same inputs is (ten times that, for
+    another order of operations), and None otherwise (or for another dtype)."""
+    if want.dtype != torch.float64 or not isinstance(got, Tensor) or got.dtype != torch.float64 \
+            or got.shape != want.shape:
+        return None
+    got64, want64 = got.detach().cpu(), want.detach().cpu()
+    finite = torch.isfinite(want64)
+    if not bool(torch.equal(torch.isfinite(got64), finite)):
+        return None  # inf or NaN where the answer is finite: not a rounding
+    diff = float((got64 - want64)[finite].abs().max()) if bool(finite.any()) else 0.0
+    ref = float((float32_result().cpu() - want64)[finite].abs().max()) if bool(finite.any()) else 0.0
+    scale = float(want64[finite].abs().max()) if bool(finite.any()) else 0.0
+    bound = 10 * max(ref, torch.finfo(torch.float32).eps * max(scale, 1.0))
+    return f"{diff:.3g}" if 0 < diff <= bound else None
+
+
+def precision_verdict(failure: GradingFailure, got: Any, want: Tensor, float32_result,
+                      check: str, on: str) -> GradingFailure:
+    """A float64 mismatch no mistake explains, of the size of float32 rounding: say it is
+    the precision of the arithmetic (a float32 accumulator, scores or cast), not the inputs
+    (the large scores) that the check is about."""
+    if failure.slug is not None:
+        return failure
+    diff = float32_sized(got, want, float32_result)
+    if diff is None:
+        return failure
+    lines = str(failure).splitlines()[1:]
+    precision = verdict(check, on, [
+        _("your values are float32-accurate, not float64-accurate: the largest difference, "
+          "{diff}, is the size of float32 rounding on these inputs", diff=diff),
+        _("this is precision, not the size of the scores: float64 inputs are computed in "
+          "float64 throughout — the scores, the running maximum, the running sum and the "
+          "accumulator in q's dtype, no float32 step or cast in between"),
+    ])
+    precision = GradingFailure("\n".join([str(precision), *lines]))
+    precision.pictures = failure.pictures
+    return precision
 
 
 def flash_suspects(q, k, v, block_size: int, causal: bool) -> tuple[list[Suspect], list[Suspect]]:
@@ -307,8 +381,17 @@ def check_flash(impl: Implementation, q: Tensor, k: Tensor, v: Tensor, block_siz
 
     exp_out, exp_lse = expected_attention(q, k, v, causal)
     out_suspects, lse_suspects = flash_suspects(q, k, v, block, causal)
-    expect_close(output, exp_out, _("the output (b, h, n, d)"), on, out_suspects, slack=slack)
-    expect_close(lse, exp_lse, _("the log-sum-exp lse (b, h, n)"), on, lse_suspects, slack=slack)
+    float32_run = functools.cache(lambda: float32_attention(q, k, v, block, causal))
+    for index, (got, want, suspects, check) in enumerate((
+            (output, exp_out, out_suspects, _("the output (b, h, n, d)")),
+            (lse, exp_lse, lse_suspects, _("the log-sum-exp lse (b, h, n)")))):
+        if index == 1 and isinstance(lse, Tensor) and lse.shape == exp_lse.shape:
+            expect_lse_dtype(lse, q, check, on)
+            got, want = at_input_precision(lse, exp_lse, q)
+        try:
+            expect_close(got, want, check, on, suspects, slack=slack)
+        except GradingFailure as failure:
+            raise precision_verdict(failure, got, want, lambda: float32_run()[index], check, on)
 
     if not check_grads:
         return
@@ -455,7 +538,8 @@ def test_flash_gradients(impl):
 @pytest.mark.followup
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_flash_half_precision_on_cuda(impl):
-    """float16 and bfloat16 on the GPU keep their dtype and device (output and lse)."""
+    """float16 and bfloat16 on the GPU: the output keeps their dtype and device, lse is
+    float32 (FlashAttention's) on the same device."""
     for i, dtype in enumerate((torch.float16, torch.bfloat16)):
         q, k, v = qkv(2, 2, 24, 40, 16, seed=400 + i, dtype=dtype, device="cuda")
         check_flash(impl, q, k, v, 16)

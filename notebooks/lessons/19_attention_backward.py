@@ -15,8 +15,12 @@ q, k, v = (torch.randn(b, h, length, d, requires_grad=True) for length in (n, m,
 saved = []
 
 
+storages = {}
+
+
 def keep(tensor):
     saved.append(tuple(tensor.shape))                               # what autograd keeps
+    storages.setdefault(tensor.untyped_storage().data_ptr(), []).append(tuple(tensor.shape))
     return tensor
 
 
@@ -24,12 +28,16 @@ with torch.autograd.graph.saved_tensors_hooks(keep, lambda tensor: tensor):
     weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)   # (b, h, n, m)
     out = weights @ v                                                         # (b, h, n, d)
 print("saved for the backward:", saved)
+print("one memory, several shapes:", [shapes for shapes in storages.values() if len(shapes) > 1])
 
 # %% [markdown]
-# The `(1, 2, 6, 9)` entries are P (saved by the softmax and again by the matmul with v):
-# at 32k tokens, 32 heads and float16 that is 64 GiB for one layer. FlashAttention keeps
-# `q, k, v`, the output `O` and one number per query, the log-sum-exp `lse`, and rebuilds P
-# in the backward. To do that you need the backward written out.
+# The `(1, 2, 6, 9)` entry is P, saved by the softmax; the `(2, 6, 9)` one is the same
+# memory seen by the batched matmul with v: P is kept **once**, `n · m` numbers per head.
+# At 32k tokens, 32 heads and float16 that is 64 GiB for one layer. This is autograd through
+# the formula; `F.scaled_dot_product_attention`'s flash and memory-efficient backends keep
+# lse instead. FlashAttention keeps `q, k, v`, the output `O` and one number per query, the
+# log-sum-exp `lse`, and rebuilds P in the backward. To do that you need the backward
+# written out.
 #
 # ## 2. The backward, one step at a time
 #
@@ -104,6 +112,24 @@ for length in (4096, 32768):
     print(f"n = m = {length}, d = 128: forward {forward:.2e} FLOPs per head, backward "
           f"{2.5 * forward:.2e}; P {length * length * 2 / 2**20:.0f} MiB per head in float16, "
           f"lse {length * 4 / 2**10:.0f} KiB")
+
+# %% [markdown]
+# "Exactly" needs an exact lse. Rounded to bfloat16 (8 significant bits), an lse between 16
+# and 32 is off by up to 0.0625, and every P of its row by the factor `exp(±0.0625)`: the
+# rows of the recomputed P sum to 1 ± 6 %, in float16 to 1 ± 0.8 %. That is why
+# FlashAttention returns lse in float32 whatever the input's dtype (and why this kata's
+# `lse` is float32 for half inputs):
+
+# %%
+torch.manual_seed(0)
+with torch.no_grad():
+    wide_q, wide_k = (torch.randn(1, 1, 256, 64) * 2.2 for _ in range(2))  # causal, d = 64, lse up to about 24
+    wide_scores = (wide_q @ wide_k.mT / 8).masked_fill(torch.ones(256, 256, dtype=torch.bool).triu(1), float("-inf"))
+    wide_lse = wide_scores.logsumexp(-1, keepdim=True)
+print(f"largest lse: {wide_lse.max().item():.1f}")
+for dtype in (torch.bfloat16, torch.float16, torch.float32):
+    rows = torch.exp(wide_scores - wide_lse.to(dtype).float()).sum(-1)
+    print(f"lse in {str(dtype):15} rows of P sum to 1 ± {(rows - 1).abs().max().item():.4f}")
 
 # %% [markdown]
 # ## 5. Tiling the backward: FlashAttention-2's loops
@@ -192,6 +218,94 @@ if result.core_passed:
     print(f"your Attention: largest saved tensor {shape}, {math.prod(shape) * 4 / 2**20:.2f} MiB")
 else:
     print("your Attention: pass the core checks to see what it keeps")
+
+# %% [markdown]
+# ## 8. What an interviewer asks next
+#
+# **When lse is an output too.** Ring attention and split-K decoding merge partial
+# attentions with their lse, so the loss also depends on lse. Since `∂lse_i/∂S_ij = P_ij`,
+# dS gains `dlse_i · P_ij`: `dS = P ∘ (dP − D + dlse)`, the same kernel with `D − dlse`.
+
+# %%
+qa, ka, va = (torch.randn(1, 2, 6, 4, dtype=torch.float64, requires_grad=True) for _ in range(3))
+sa = qa @ ka.mT / 2
+lse_a = sa.logsumexp(-1)
+out_a = torch.exp(sa - lse_a[..., None]) @ va
+d_out, d_lse = torch.randn_like(out_a), torch.randn_like(lse_a)
+dq_auto = torch.autograd.grad((out_a * d_out).sum() + (lse_a * d_lse).sum(), qa)[0]
+with torch.no_grad():
+    pa = torch.exp(sa - lse_a[..., None])
+    dpa = d_out @ va.mT
+    Da = (d_out * out_a).sum(-1, keepdim=True)
+    dq_hand = (pa * (dpa - Da + d_lse[..., None])) @ ka / 2
+    dq_without = (pa * (dpa - Da)) @ ka / 2
+print("with the dlse term:", torch.allclose(dq_hand, dq_auto), "| without it:", torch.allclose(dq_without, dq_auto))
+
+# %% [markdown]
+# **Dropout.** FlashAttention drops entries of P in the forward and must drop the same ones
+# in the backward. It never stores the mask (an `(n, m)` tensor per head: 32 GiB per layer
+# at 32k tokens, 32 heads, one byte each): it draws it from a counter-based generator
+# (Philox) and keeps the seed and offset, then regenerates the very same bits tile by tile.
+# A seeded generator shows the idea:
+
+# %%
+seed = 1234
+masks = [torch.rand(6, 9, generator=torch.Generator().manual_seed(seed)) > 0.1 for _ in range(2)]
+print("the same mask, drawn twice from one seed:", torch.equal(*masks))
+print(f"a byte mask at 32k tokens, 32 heads: {32768 * 32768 * 32 / 2**30:.0f} GiB per layer")
+
+# %% [markdown]
+# **Precision and determinism.** lse, D and every accumulator stay float32 (section 4).
+# On the GPU, with key blocks outside, each key block adds its share into the same dQ_i
+# with float32 atomic adds, in whatever order the blocks finish. Float addition is not
+# associative, so the bits of dQ change from run to run. A deterministic backward (the
+# `deterministic=True` flag of flash-attn 2, and PyTorch's deterministic mode) fixes the
+# order of those additions, paying in speed:
+
+# %%
+parts = torch.randn(64, 1000) * torch.logspace(-3, 3, 64)[:, None]   # 64 key blocks' shares of dQ
+sums = {tuple(parts[torch.randperm(64)].sum(0).tolist()[:4]) for _ in range(20)}
+print("distinct float32 results from 20 orders of the same 64 additions:", len(sums))
+
+# %% [markdown]
+# **Grouped-query attention.** When 8 query heads read one key/value head, that K and V are
+# used 8 times: their gradients are the **sums** of the 8 heads' dK and dV. Kernels compute
+# per query head and reduce over the group, as autograd does through `expand`:
+
+# %%
+qg = torch.randn(1, 8, 6, 4, dtype=torch.float64)
+kg = torch.randn(1, 1, 9, 4, dtype=torch.float64, requires_grad=True)
+vg = torch.randn(1, 1, 9, 4, dtype=torch.float64)
+og = torch.softmax(qg @ kg.expand(1, 8, 9, 4).mT / 2, -1) @ vg.expand(1, 8, 9, 4)
+dog = torch.randn_like(og)
+dk_shared = torch.autograd.grad((og * dog).sum(), kg)[0]
+with torch.no_grad():
+    pg = torch.softmax(qg @ kg.mT / 2, -1)
+    dsg = pg * (dog @ vg.mT - (dog * og).sum(-1, keepdim=True))
+    dk_per_head = dsg.mT @ qg / 2                                   # (1, 8, 9, 4): one per query head
+print("dK of the shared head = sum over its 8 query heads:", torch.allclose(dk_per_head.sum(1, keepdim=True), dk_shared))
+
+# %% [markdown]
+# **A layer's activation memory.** Korthikanti et al. (2022) count a Transformer layer's
+# activations, 16-bit, no recomputation, as `s·b·h·34 + 5·a·s²·b` bytes (sequence s, batch
+# b, hidden h, a heads): the second term is the attention matrices (scores, softmax,
+# dropout mask). Their *selective recomputation* drops exactly that term by recomputing it
+# in the backward, which is what FlashAttention does inside its kernel. For GPT-3 175B
+# (s = 2048, h = 12288, a = 96, b = 1):
+
+# %%
+s_len, hidden, heads_a = 2048, 12288, 96
+linear_part = s_len * hidden * 34                                  # bytes per layer, b = 1
+attention_part = 5 * heads_a * s_len ** 2
+print(f"per layer: {linear_part / 2**20:.0f} MiB + {attention_part / 2**20:.0f} MiB of attention "
+      f"matrices ({attention_part / (linear_part + attention_part):.0%} of it), which recomputation removes")
+
+# %% [markdown]
+# Why the backward reaches a lower fraction of the GPU's peak than the forward: five
+# matmuls instead of two, more values read and written per FLOP (dO, D and lse in, dQ, dK,
+# dV out), dQ combined across key blocks by atomics or a second pass, and less work to
+# spread when the sequence is short — FlashAttention-2's paper measures its backward below
+# its forward on the same GPU.
 
 # %%
 # kata: quiz

@@ -12,15 +12,21 @@ def flash_attention(q: Tensor, k: Tensor, v: Tensor, block_size: int = 64,
                     causal: bool = False) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ / sqrt(d)) v without ever building the (n, m) score matrix.
 
-    q (b, h, n, d), k and v (b, h, m, d). Returns output (b, h, n, d) and lse (b, h, n),
-    the log-sum-exp of each query's scaled scores, in q's dtype. Keys and values are read
-    in blocks of block_size; per query we keep the running maximum of the scores, the
-    running sum of their exponentials and an output accumulator, both rescaled whenever
-    the maximum grows. causal=True (n == m): query i sees keys 0 .. i.
+    q (b, h, n, d), k and v (b, h, m, d). Returns output (b, h, n, d) in q's dtype and lse
+    (b, h, n), the log-sum-exp of each query's scaled scores: in q's dtype for float32 and
+    float64, in float32 for float16 and bfloat16 (as FlashAttention returns it: the
+    backward rebuilds P = exp(S - lse) from it). Keys and values are read in blocks of
+    block_size; per query we keep the running maximum of the scores, the running sum of
+    their exponentials and an output accumulator, both rescaled whenever the maximum
+    grows. causal=True (n == m): query i sees keys 0 .. i.
     """
     n, m = q.size(-2), k.size(-2)
     if causal and n != m:
         raise ValueError(f"causal attention needs as many queries as keys, got n={n}, m={m}")
+    out_dtype = q.dtype
+    if q.dtype in (torch.float16, torch.bfloat16):
+        # Half inputs: the arithmetic in float32, as the kernels keep their accumulators.
+        q, k, v = q.float(), k.float(), v.float()
     scale = 1.0 / math.sqrt(q.size(-1))
     row_max = q.new_full((*q.shape[:-1], 1), float("-inf"))  # (b, h, n, 1)
     row_sum = q.new_zeros((*q.shape[:-1], 1))  # (b, h, n, 1)
@@ -44,4 +50,4 @@ def flash_attention(q: Tensor, k: Tensor, v: Tensor, block_size: int = 64,
 
     output = acc / row_sum
     lse = (row_max + torch.log(row_sum)).squeeze(-1)  # (b, h, n)
-    return output, lse
+    return output.to(out_dtype), lse  # lse stays float32 for half inputs

@@ -19,19 +19,29 @@ def causal_blocked(q_start: int, q_len: int, k_start: int, k_len: int, device) -
     return keys > queries
 
 
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """float32 for half inputs (lse, D and the tiles' arithmetic, as FlashAttention keeps
+    them), the input's own dtype otherwise."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
 def attention_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool = False) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ / sqrt(d)) v and each query's log-sum-exp.
 
-    q (b, h, n, d), k and v (b, h, m, d). Returns out (b, h, n, d) and lse (b, h, n), in
-    q's dtype. causal=True (n == m): query i sees keys 0 .. i.
+    q (b, h, n, d), k and v (b, h, m, d). Returns out (b, h, n, d) in q's dtype and lse
+    (b, h, n): in q's dtype for float32 and float64, in float32 for float16 and bfloat16
+    (as FlashAttention returns it: rounded to a half type, exp(S - lse) would give rows
+    of P that sum to 1 ± 7 %). causal=True (n == m): query i sees keys 0 .. i.
     """
     n, m = q.size(-2), k.size(-2)
+    dtype = q.dtype
+    q, k, v = (t.to(compute_dtype(dtype)) for t in (q, k, v))
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (b, h, n, m)
     if causal:
         scores = scores.masked_fill(causal_blocked(0, n, 0, m, q.device), float("-inf"))
     lse = torch.logsumexp(scores, dim=-1)  # (b, h, n)
     out = torch.exp(scores - lse[..., None]) @ v  # (b, h, n, d)
-    return out, lse
+    return out.to(dtype), lse
 
 
 def attention_backward(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, grad_out: Tensor,
@@ -39,10 +49,13 @@ def attention_backward(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor
                        ) -> tuple[Tensor, Tensor, Tensor]:
     """The gradients (dq, dk, dv) of sum(out * grad_out), from the forward's out and lse.
 
-    q, out, grad_out (b, h, n, d); k, v (b, h, m, d); lse (b, h, n). Keys in blocks of
-    block_size (all at once when None), queries in blocks of block_size inside them:
-    no tile holds more than block_size x block_size scores per (batch, head).
+    q, out, grad_out (b, h, n, d); k, v (b, h, m, d); lse (b, h, n), float32 for half
+    inputs. Keys in blocks of block_size (all at once when None), queries in blocks of
+    block_size inside them: no tile holds more than block_size x block_size scores per
+    (batch, head). Half inputs are computed in float32 and the gradients cast back.
     """
+    dtype = q.dtype
+    q, k, v, out, lse, grad_out = (t.to(compute_dtype(dtype)) for t in (q, k, v, out, lse, grad_out))
     n, m = q.size(-2), k.size(-2)
     scale = 1.0 / math.sqrt(q.size(-1))
     block = block_size or max(n, m, 1)
@@ -70,7 +83,7 @@ def attention_backward(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor
             dk_j = dk_j + ds.transpose(-2, -1) @ q_i * scale
         dk.append(dk_j)
         dv.append(dv_j)
-    return dq, torch.cat(dk, dim=-2), torch.cat(dv, dim=-2)
+    return dq.to(dtype), torch.cat(dk, dim=-2).to(dtype), torch.cat(dv, dim=-2).to(dtype)
 
 
 class Attention(torch.autograd.Function):

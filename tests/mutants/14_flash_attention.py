@@ -66,8 +66,8 @@ MUTANTS = [
         edits=[
             ('        o_i = alpha.unsqueeze(-1) * o_i + torch.einsum("bhnm,bhmd->bhnd", p, v_j)',
              '        o_i = o_i + torch.einsum("bhnm,bhmd->bhnd", torch.softmax(s, -1), v_j)'),
-            ('    return o_i / l_i.unsqueeze(-1), m_i + torch.log(l_i)',
-             '    return o_i / math.ceil(k.shape[2] / block_size), m_i + torch.log(l_i)'),
+            ('    return (o_i / l_i.unsqueeze(-1)).to(out_dtype), m_i + torch.log(l_i)',
+             '    return (o_i / math.ceil(k.shape[2] / block_size)).to(out_dtype), m_i + torch.log(l_i)'),
         ],
     ),
     Mutant(

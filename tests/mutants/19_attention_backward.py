@@ -88,7 +88,8 @@ MUTANTS = [
         variant='max_only',
         base='two_pass_key_blocks',
         why='the online forward returns the running maximum as lse.',
-        edits=[('    return acc / l_i[..., None], m_i + torch.log(l_i)', '    return acc / l_i[..., None], m_i')],
+        edits=[('    return (acc / l_i[..., None]).to(q.dtype), m_i + torch.log(l_i)',
+                '    return (acc / l_i[..., None]).to(q.dtype), m_i')],
     ),
     Mutant(
         'saves-probabilities',
@@ -202,6 +203,16 @@ MUTANTS = [
                 '        D = D + (p * (grad_out @ v[..., start:start + B, :].transpose(-2, -1))).sum(-1)\n',
                 '    p = torch.exp(_tile_scores(q, k, 0, causal, scale) - lse[..., None])\n'
                 '    D = (p * (grad_out @ v.transpose(-2, -1))).sum(-1)\n')],
+    ),
+    Mutant(
+        'non-contiguous-view',
+        base='plain_formulas',
+        why='the tiled backward flattens grad_out with .view to slice its rows, which a '
+            'transposed (non-contiguous) grad_out refuses; the untiled path never calls it.',
+        edits=[('    dqs = []\n',
+                '    dqs = []\n    d = q.shape[-1]\n    rows = grad_out.view(*grad_out.shape[:-2], -1)  # (b, h, n * d)\n'),
+               ('lse[..., start:end], grad_out[..., start:end, :],',
+                'lse[..., start:end], rows[..., start * d:end * d].unflatten(-1, (-1, d)),')],
     ),
     Mutant(
         'forbidden-builtin',

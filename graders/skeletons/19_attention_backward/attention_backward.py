@@ -15,8 +15,10 @@ from torch import Tensor
 def attention_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool = False) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ / sqrt(d)) v and each query's log-sum-exp of its scaled scores.
 
-    q (b, h, n, d), k and v (b, h, m, d). Returns (out, lse): out (b, h, n, d) and lse
-    (b, h, n), in q's dtype. causal=True needs n == m; query i then sees keys 0 .. i.
+    q (b, h, n, d), k and v (b, h, m, d). Returns (out, lse): out (b, h, n, d) in q's
+    dtype and lse (b, h, n), in q's dtype for float32/float64 and in float32 for
+    float16/bfloat16 (FlashAttention's). causal=True needs n == m; query i then sees keys
+    0 .. i.
     Any method: the forward may build the (n, m) score matrix.
     """
     raise NotImplementedError("see katas/19_attention_backward/README.md")
@@ -27,7 +29,8 @@ def attention_backward(q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor
                        ) -> tuple[Tensor, Tensor, Tensor]:
     """(dq, dk, dv): the gradients of sum(out * grad_out) w.r.t. q, k and v, by the formulas.
 
-    q, out, grad_out (b, h, n, d); k, v (b, h, m, d); lse (b, h, n), all from the forward.
+    q, out, grad_out (b, h, n, d); k, v (b, h, m, d); lse (b, h, n), all from the forward
+    (lse float32 for half inputs).
     Returns tensors shaped like q, k and v, in q's dtype. block_size None: any method.
     block_size an int: tiled like FlashAttention-2; no tensor you create may hold more than
     max(n, m) * max(block_size, d) elements per (batch, head), so recompute each tile's

@@ -1,5 +1,6 @@
 """Kata 14 in another style: q pre-scaled (a copy), k and v split with torch.split, einsum
-per block, the causal mask built per block with torch.where."""
+per block, the causal mask built per block with torch.where; half inputs upcast to float32
+up front (lse stays float32, the output is cast back)."""
 
 import math
 
@@ -8,6 +9,9 @@ import torch
 
 def flash_attention(q, k, v, block_size=64, causal=False):
     b, h, n, d = q.shape
+    out_dtype = q.dtype
+    if out_dtype in (torch.float16, torch.bfloat16):
+        q, k, v = q.float(), k.float(), v.float()  # copies: allowed
     q = q.clone() * (1.0 / math.sqrt(d))  # a scaled copy of q: allowed
     m_i = torch.full((b, h, n), -math.inf, dtype=q.dtype, device=q.device)
     l_i = torch.zeros((b, h, n), dtype=q.dtype, device=q.device)
@@ -26,4 +30,4 @@ def flash_attention(q, k, v, block_size=64, causal=False):
         o_i = alpha.unsqueeze(-1) * o_i + torch.einsum("bhnm,bhmd->bhnd", p, v_j)
         m_i = m_new
         start += k_j.shape[2]
-    return o_i / l_i.unsqueeze(-1), m_i + torch.log(l_i)
+    return (o_i / l_i.unsqueeze(-1)).to(out_dtype), m_i + torch.log(l_i)

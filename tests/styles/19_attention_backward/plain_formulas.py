@@ -1,6 +1,8 @@
 """Kata 19 in the plain formulas: the whole (n, m) matrices when no block size is given,
 D as rowsum(P ∘ dP), a query-block tiling (each block of queries against every key) when
-one is; the Function keeps its tensors as ctx attributes; attention is Attention.apply."""
+one is; the Function keeps its tensors as ctx attributes; attention is Attention.apply.
+Half inputs: the forward's statistics in float32 (lse float32), the backward in the input's
+dtype with a fresh softmax (it never reads lse)."""
 
 import math
 
@@ -8,7 +10,9 @@ import torch
 
 
 def attention_forward(q, k, v, causal=False):
+    half = q.dtype in (torch.float16, torch.bfloat16)
     scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    scores = scores.float() if half else scores
     if causal:
         n, m = scores.shape[-2:]
         future = torch.ones(n, m, dtype=torch.bool, device=q.device).triu(1)
@@ -16,7 +20,7 @@ def attention_forward(q, k, v, causal=False):
     row_max = scores.amax(-1, keepdim=True)
     weights = torch.exp(scores - row_max)
     total = weights.sum(-1, keepdim=True)
-    out = torch.matmul(weights / total, v)
+    out = torch.matmul(weights / total, v.to(weights.dtype)).to(q.dtype)
     lse = (row_max + torch.log(total)).squeeze(-1)
     return out, lse
 

@@ -1,21 +1,30 @@
 """Kata 19 tiled the other way round: query blocks outside (FlashAttention-2's dQ loop),
 key blocks inside, dK and dV accumulated per key block; einsum throughout; D from O; the
-Function's backward itself tiles with 16 and checks ctx.needs_input_grad."""
+Function's backward itself tiles with 16 and checks ctx.needs_input_grad. Half inputs are
+computed in float32 on both sides (lse float32), the results cast back."""
 
 import math
 
 import torch
 
+HALF = (torch.float16, torch.bfloat16)
+
 
 def attention_forward(q, k, v, causal=False):
+    dtype = q.dtype
+    if dtype in HALF:
+        q, k, v = q.float(), k.float(), v.float()
     s = torch.einsum("bhnd,bhmd->bhnm", q, k) * q.shape[-1] ** -0.5
     if causal:
         s = s + torch.full(s.shape[-2:], float("-inf"), dtype=s.dtype, device=s.device).triu(1)
     lse = torch.logsumexp(s, dim=-1)
-    return torch.einsum("bhnm,bhmd->bhnd", torch.softmax(s, dim=-1), v), lse
+    return torch.einsum("bhnm,bhmd->bhnd", torch.softmax(s, dim=-1), v).to(dtype), lse
 
 
 def attention_backward(q, k, v, out, lse, grad_out, causal=False, block_size=None):
+    dtype = q.dtype
+    if dtype in HALF:
+        q, k, v, out, lse, grad_out = (t.float() for t in (q, k, v, out, lse, grad_out))
     n, m, d = q.shape[-2], k.shape[-2], q.shape[-1]
     bq = bk = block_size or max(n, m)
     scale = 1 / math.sqrt(d)
@@ -41,7 +50,7 @@ def attention_backward(q, k, v, out, lse, grad_out, causal=False, block_size=Non
             dq_i += torch.einsum("bhij,bhjd->bhid", ds, k[:, :, j0:j1]) * scale
             dk[:, :, j0:j1] += torch.einsum("bhij,bhid->bhjd", ds, q_i) * scale
         dq[:, :, i0:i1] = dq_i
-    return dq, dk, dv
+    return dq.to(dtype), dk.to(dtype), dv.to(dtype)
 
 
 class Attention(torch.autograd.Function):
