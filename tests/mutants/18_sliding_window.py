@@ -247,3 +247,18 @@ MUTANTS += [
         ],
     ),
 ]
+
+# Issue 23: sinks forgotten outside the first block of queries, seen only at large n
+MUTANTS += [
+    Mutant(
+        'sinks-dropped',
+        variant='outside_the_first_block',
+        base='fixed_blocks',
+        why='query blocks of 32 rows see the keys [start - window + 1, end) only: the first '
+            "block's keys start at 0 and hold the sinks, every later block lacks them.",
+        edits=[
+            ('        sink_idx = torch.arange(min(num_sinks, lo), device=q.device)  # sinks before it\n',
+             '        sink_idx = torch.arange(0, device=q.device)  # (the sinks forgotten)\n'),
+        ],
+    ),
+]
