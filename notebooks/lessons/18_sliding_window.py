@@ -76,7 +76,7 @@ print("output without the sink: ", [round(o, 3) for o in (evicted @ values[1:]).
 # The output jumps by more than an order of magnitude: every layer, every head that relied
 # on the sink now attends elsewhere, and the model's perplexity explodes once the first
 # tokens leave the window. StreamingLLM keeps 4 sink positions in the cache, visible to
-# every query after them, and reports stable perplexity over 4 million tokens — with a
+# every query after them, and reports stable perplexity on texts of up to 4 · 10⁶ tokens — with a
 # second ingredient that this kata leaves out.
 #
 # **Positions inside the cache.** StreamingLLM numbers positions by their index *within the
@@ -217,9 +217,7 @@ print("output:", [round(o, 3) for o in (weights @ values[1:]).tolist()])
 # every append: simple, and `window` times the work. Mistral prefills a long prompt in
 # chunks of `window` tokens, each chunk attending to the cache and to itself; a paged
 # cache (vLLM) can free the blocks that fell out of the window.
-#
-# The quiz counts (query, key) pairs; a kernel pays per tile, and the two ratios agree
-# (about 4.2 here) because the partly filled tiles on the window's edges are few.
+
 #
 # **Tiles a windowed kernel skips.** FlashAttention-style kernels work in tiles of, say,
 # 128 queries × 128 keys; a windowed kernel skips every tile that holds no allowed pair.
@@ -234,6 +232,10 @@ per_row = [sum(1 for kb in range(qb + 1) if qb * tile - ((kb + 1) * tile - 1) < 
            for qb in range(blocks)]
 print(f"causal: {causal_tiles:,} tiles; windowed: {sum(per_row):,} tiles "
       f"({causal_tiles / sum(per_row):.1f} × fewer; at most {max(per_row)} key tiles per query tile)")
+
+# %% [markdown]
+# The quiz counts (query, key) pairs; a kernel pays per tile. The two ratios agree (4.27
+# and 4.15) because the partly filled tiles on the window's edge are few.
 
 # %%
 # kata: quiz
