@@ -56,6 +56,7 @@ MUTANTS = [
     Mutant(
         'sinks-dropped',
         why='the sinks are never gathered: plain sliding-window attention.',
+        base='per_query_gather',
         edits=[
             ('    sinks, width = min(num_sinks, n), min(window, n)',
              '    sinks, width = 0, min(window, n)'),
@@ -93,6 +94,7 @@ MUTANTS = [
     Mutant(
         'sinks-counted-twice',
         why='a gathered sink column is kept even when the sink is also inside the window.',
+        base='per_query_gather',
         edits=[
             ('    valid = torch.cat([i - sink_keys >= width, window_keys >= 0], dim=1)',
              '    valid = torch.cat([i - sink_keys >= 0, window_keys >= 0], dim=1)'),
@@ -138,6 +140,7 @@ MUTANTS = [
     Mutant(
         'missing-scale',
         why='the scores are not divided by sqrt(d).',
+        base='per_query_gather',
         edits=[
             ('    scores = (q.unsqueeze(-2) * k_seen).sum(-1) / math.sqrt(d)  # (b, h, n, S + W)',
              '    scores = (q.unsqueeze(-2) * k_seen).sum(-1)  # (b, h, n, S + W)'),
@@ -210,6 +213,7 @@ MUTANTS = [
     Mutant(
         'forbidden-builtin',
         why='the attention is left to flex_attention with a mask_mod.',
+        base='per_query_gather',
         edits=[
             ('    n, d = q.size(-2), q.size(-1)\n    sinks, width',
              '    from torch.nn.attention.flex_attention import create_block_mask, flex_attention\n'
