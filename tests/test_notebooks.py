@@ -503,8 +503,11 @@ def test_beam_search_quiz_agrees_with_the_reference():
     greedy = grader.greedy(table, 0, 1, 4, 1.0)
     assert [(tuple(t), s) for t, s in search(step_fn, 0, 1, 1, 4)] == greedy
     best = search(step_fn, 0, 1, 2, 4)[0][0]
-    assert greedy[0][0] == (0, 2, 1) and best == [0, 3, 3, 3]
+    # greedy loses to a *finished* hypothesis (issue 23, F3), not to a prefix cut by max_len
+    assert greedy[0][0] == (0, 2, 1) and best == [0, 3, 1] and best[-1] == 1
     assert _answer("17", "`beam_size = 1`") == "greedy decoding's sequence"
+    # early stopping at α = 0: live sums only fall
+    assert _answer("17", "stop now without").startswith("yes")
     # every sequence of V = 5, max_len = 4: a beam of 85 returns them all, 84 does not
     random_table = grader.StepTable(5, seed=3, eos_idx=4)
 
@@ -568,3 +571,4 @@ def test_sliding_window_quiz_agrees_with_the_reference():
     permuted = torch.softmax(q @ k[..., perm, :].mT, -1) @ v[..., perm, :]
     assert torch.allclose(plain, permuted)
     assert _answer("18", "slot order").startswith("nothing")
+    assert _answer("18", "StreamingLLM's cache holds").startswith("their indices in the cache")

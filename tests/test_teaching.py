@@ -729,3 +729,67 @@ def test_lesson_19_follow_ups_and_lse_in_float32_by_running_them():
     assert (round(linear / 2**20), attention // 2**20, round(100 * attention / (linear + attention))) == (816, 1920, 70)
     assert "Korthikanti et al. (2022)" in lesson and "`deterministic=True`" in lesson
     assert len(questions) == 8
+
+
+# --- katas 17 and 18 (issue 23: teaching review F3, F4, F5, N5, N6, A1, A5, L3) ---
+
+def test_lesson_17_greedy_loses_to_a_finished_beam_hypothesis():
+    """The README's model: greedy ends at [bos, a, eos] (0.175); a beam of 2 finds the
+    finished [bos, b, eos] (0.34, score log(0.34) / 2), by running the reference. The
+    README, lesson and quiz show those numbers; CS224n is a basis, not the version; the
+    "beam search curse" gives no fixed width; the specification is said to be one."""
+    from graders.beam_search import checks as grader
+    from graders.frontends import quiz as quiz_module
+
+    reference = solution("17")
+    table = grader.README_TABLE
+
+    def step_fn(tokens):
+        return torch.stack([table.row(tuple(row)) for row in tokens.tolist()])
+
+    greedy = reference.beam_search(step_fn, 0, 1, 1, 4)
+    beam = reference.beam_search(step_fn, 0, 1, 2, 4)
+    assert [t for t, _s in greedy] == [[0, 2, 1]] and [t for t, _s in beam] == [[0, 3, 1], [0, 2, 1]]
+    assert all(t[-1] == 1 for t, _s in beam), "both hypotheses finished"
+    assert round(math.exp(greedy[0][1] * 2), 3) == 0.175 and round(math.exp(beam[0][1] * 2), 3) == 0.34
+    readme, lesson = text_of("katas/17_beam_search/README.md"), text_of("notebooks/lessons/17_beam_search.py")
+    row = "[0.04, 0.85, 0.05, 0.06]"
+    assert row in readme and row in lesson and tuple(table.probabilities[3]) == (0.04, 0.85, 0.05, 0.06)
+    assert repr(beam) in readme and repr(greedy) in readme
+    assert "0.34" in readme and "0.175" in readme
+    assert "0.34" in quiz_module.questions("17")[0].reasoning
+    assert "based on the one in Stanford's CS224n" in readme
+    assert "about 5" not in lesson and "Koehn" in lesson
+    assert "are the specification" in readme
+
+
+def test_lesson_18_windows_sinks_and_memory_numbers():
+    """Mistral's convention (i - W … i, W + 1 keys: 32 × 4096 = 131,072 exact) against this
+    kata's (W keys: 32 × 4095); the gathered keys 32 times the memory rule's limit at
+    n = 32k; StreamingLLM's in-cache positions; the tiles a windowed kernel keeps; no
+    "rounds" or "first release" claim; hint rung 2 on query blocks."""
+    from graders.sliding_window import meta
+
+    n, W = 12, 4
+    mistral = torch.ones(n, n).tril(diagonal=0).triu(diagonal=-W).bool()  # one_file_ref.py
+    ours = ~solution("18").sliding_window_mask(n, W)
+    assert int(mistral[-1].sum()) == W + 1 and int(ours[-1].sum()) == W
+    assert 32 * 4096 == 131_072 and meta.sliding_window_reach(32, 4096) == 131_040
+    lesson = text_of("notebooks/lessons/18_sliding_window.py")
+    readme = text_of("katas/18_sliding_window/README.md")
+    quiz_texts = " ".join(q.reasoning for q in meta.QUESTIONS)
+    for text in (lesson, readme, quiz_texts, " ".join(m.explanation for m in meta.MISTAKES)):
+        assert "rounds" not in text and "first release" not in text
+    assert "32 × 4096 = 131,072" in lesson and "i − W … i" in lesson
+    gathered, limit = 32768 * (4096 + 4) * 128, 32768**2 // 2
+    assert gathered == 17_196_646_400 and round(gathered / limit) == 32
+    assert "demo-only" in readme and "17.2 · 10⁹" in readme and "32 times the limit" in readme
+    # StreamingLLM: cache [0, 1, 2, 3, 6, 7, 8] decoding text position 9 -> 0 … 6 and 7
+    cached = [0, 1, 2, 3, 6, 7, 8]
+    assert list(range(len(cached))) == [0, 1, 2, 3, 4, 5, 6] and len(cached) == 7
+    assert "`[0, 1, 2, 3, 6, 7, 8]`" in lesson and "before** RoPE" in lesson
+    # tiles of 128 at n = 32k, window = 4k: 33 key tiles per query tile at most
+    tiles = [sum(1 for kb in range(qb + 1) if qb * 128 - ((kb + 1) * 128 - 1) < 4096) for qb in range(256)]
+    assert (sum(tiles), max(tiles), 256 * 257 // 2) == (7920, 33, 32896)
+    rung2 = meta.KATA.hints[1]
+    assert "blocks of window rows" in rung2 and "gather" not in rung2

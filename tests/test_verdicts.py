@@ -311,3 +311,80 @@ def test_tiled_backward_with_view_on_a_transposed_grad_out_is_named(tmp_path):
     assert session.exit_code == 1, session.output
     tiled = "\n".join(next(r for r in session.failure_reports() if "block_size=4" in r[0]))
     assert "[non-contiguous-view]" in tiled and "grad_out='non-contiguous'" in tiled, tiled
+
+
+# --- kata 17: CS224n's beam search (issue 23 §7) ---
+
+BEAM = registry.get("17_beam_search")
+
+CS224N_BEAM_SEARCH = '''
+import torch
+
+
+def beam_search(step_fn, bos_idx, eos_idx, beam_size, max_len, length_penalty=1.0):
+    """CS224n's loop: flatten, one topk, flat // V and flat % V; float32 running scores
+    (torch.float), and only finished hypotheses returned (the best live one if none)."""
+    hypotheses = [[bos_idx]]
+    hyp_scores = torch.zeros(1, dtype=torch.float)
+    completed = []
+    t = 0
+    while len(completed) < beam_size and t < max_len - 1:
+        t += 1
+        log_p_t = step_fn(torch.tensor(hypotheses))
+        vocab = log_p_t.size(1)
+        live_hyp_num = beam_size - len(completed)
+        flat = (hyp_scores.unsqueeze(1).expand_as(log_p_t) + log_p_t).view(-1)
+        top_scores, top_pos = torch.topk(flat, k=min(live_hyp_num, flat.numel()))
+        new_hypotheses, new_scores = [], []
+        for prev, word, score in zip((top_pos // vocab).tolist(), (top_pos % vocab).tolist(),
+                                     top_scores.tolist()):
+            sentence = hypotheses[prev] + [word]
+            if word == eos_idx:
+                completed.append((sentence, score))
+            else:
+                new_hypotheses.append(sentence)
+                new_scores.append(score)
+        if len(completed) == beam_size or not new_hypotheses:
+            break
+        hypotheses = new_hypotheses
+        hyp_scores = torch.tensor(new_scores, dtype=torch.float)
+    if not completed:
+        completed.append((hypotheses[0], hyp_scores[0].item()))
+    ranked = [(h, s / (len(h) - 1) ** length_penalty) for h, s in completed]
+    return sorted(ranked, key=lambda item: item[1], reverse=True)
+'''
+
+
+def test_cs224n_beam_search_is_told_its_real_differences(tmp_path):
+    """A correct flatten-then-topk search that keeps float32 scores is told that its scores
+    are rounded, with enough digits to see it, and no slug; with float64 scores, that it
+    drops the hypotheses live at max_len, again with no slug (never [topk-per-beam])."""
+    path = tmp_path / "cs224n_beam_search.py"
+    path.write_text(CS224N_BEAM_SEARCH)
+    session = run_session(BEAM, "--impl", str(path))
+    assert session.exit_code == 1 and session.slugs == set(), session.output
+    report = session.failure_reports()[0]
+    text = "\n".join(report)
+    assert "the README's example" in session.output and "rounding" in text, text
+    assert "float64 here" in text, text
+    expected = next(line for line in report if line.strip().startswith("expected"))
+    got = next(line for line in report if line.strip().startswith("got"))
+    assert expected.split(":", 1)[1] != got.split(":", 1)[1], (expected, got)
+
+    path.write_text(CS224N_BEAM_SEARCH.replace("dtype=torch.float)", "dtype=torch.float64)"))
+    session = run_session(BEAM, "--impl", str(path))
+    assert session.exit_code == 1 and session.slugs == set(), session.output
+    text = "\n".join(session.failure_reports()[0])
+    assert "still live when the sequences reached max_len" in text, text
+    assert "rounding" not in text, text
+
+
+def test_beam_scores_print_enough_digits_to_differ():
+    """Two scores that differ in the 9th digit print differently."""
+    from graders.beam_search.checks import describe_result, digits_to_tell_apart
+
+    expected = [((0, 3, 1), -0.5394048307), ((0, 2, 1), -0.8714846525)]
+    got = [((0, 3, 1), -0.5394048448), ((0, 2, 1), -0.8714846535)]
+    digits = digits_to_tell_apart(got, expected)
+    assert describe_result(got, digits=digits) != describe_result(expected, digits=digits)
+    assert digits_to_tell_apart(expected, expected) == 6

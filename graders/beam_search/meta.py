@@ -113,8 +113,9 @@ QUESTIONS = (
         "B", CHOICE,
         "One hypothesis survives each step: the best of its V continuations, the argmax. It "
         "stops at eos or max_len, exactly as kata 09's greedy decoding does. It is not the most "
-        "probable sequence: the README's example has greedy end at [bos, a, eos] (probability "
-        "0.175) while a beam of 2 finds [bos, b, b, b] (0.289).",
+        "probable sequence: in the README's example greedy takes \"a\" (0.5 against 0.4) and "
+        "ends at [bos, a, eos] (probability 0.5 · 0.35 = 0.175), while a beam of 2 keeps "
+        "\"b\" and finds the finished [bos, b, eos] (0.4 · 0.85 = 0.34), twice as probable.",
         choices=("the most probable sequence", "greedy decoding's sequence",
                  "a sample from the model", "the shortest sequence that ends in eos")),
     Question(
@@ -184,4 +185,21 @@ QUESTIONS = (
                  "clear it and recompute it from the new prefixes",
                  "append the new tokens' keys and values to rows 0-3 as they are",
                  "reorder its batch rows by the parents: rows 2, 0, 0, 3")),
+    Question(
+        "length_penalty = 0 (raw sums). After a step the best finished hypothesis scores −2.1 "
+        "and the best live one −2.4; max_len is still far. Can the search stop now without "
+        "changing its result?",
+        "A", CHOICE,
+        "Yes. Every log-probability is ≤ 0, so a live hypothesis's sum can only fall: nothing "
+        "it grows into can beat −2.1, and the best answer is already found (to return all "
+        "beam_size hypotheses the bound must beat the worst finished one that would be "
+        "kept). With α > 0 the division by n ** α can lift a longer hypothesis, so the bound "
+        "must cover every length still reachable: the best live sum (negative) divided by "
+        "(max_len − 1) ** α, the most tokens after bos. Hugging Face's early_stopping=\"never\" applies such a "
+        "bound; True stops as soon as num_beams hypotheses finished; False uses a cheaper "
+        "heuristic.",
+        choices=("yes: live sums only fall, so none can overtake −2.1",
+                 "no: a longer hypothesis always scores higher",
+                 "no: beam search must run to max_len",
+                 "only if the live hypothesis ends in eos next")),
 )

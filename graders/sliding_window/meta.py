@@ -40,9 +40,10 @@ KATA = Kata(
         "what a decoder at position p must still hold in its cache.",
         "Query i sees key j iff j <= i and (i - j < window or j < num_sinks): window counts "
         "the query itself, and a sink inside the window is still one key. For the attention, "
-        "gather per query only its window i - window + 1 ... i plus the sinks that lie "
-        "before that window: scores (b, h, n, num_sinks + window), -inf where a gathered "
-        "index is out of range or a sink is already in the window. The cache keeps the "
+        "take the queries in blocks of window rows: the block start ... end needs only the "
+        "keys start - window + 1 ... end plus the sinks that lie before them, so score it "
+        "against those (num_sinks + 2 * window - 1 keys at most), -inf where the rule blocks "
+        "a pair, and every other key block is never touched. The cache keeps the "
         "first num_sinks positions forever and only the last window ones of the rest, as "
         "clones, and returns sinks then window, in position order.",
         "idx = i[:, None] - window + 1 + torch.arange(window)      # (n, W): i-W+1 .. i, < 0 is padding\n"
@@ -54,10 +55,11 @@ KATA = Kata(
 # The mistakes only this kata's grader names (shared ones: graders.core.catalogue).
 MISTAKES = (
     Mistake("window-off-by-one",
-            "The window holds one key too many or too few: window counts the query itself, so "
-            "query i sees keys i - window + 1 ... i (i - j < window, not <=; Mistral's "
-            "original triu(diagonal=-window) lets in one more); a cache must keep exactly the "
-            "last window positions.",
+            "The window holds one key too many or too few: in this kata window counts the query "
+            "itself, so query i sees keys i - window + 1 ... i (i - j < window, not <=), as "
+            "Hugging Face counts it. Mistral's paper and reference code count the other way, "
+            "i - window ... i (window + 1 keys, triu(diagonal=-window)): a different "
+            "convention, not this kata's. A cache must keep exactly the last window positions.",
             "allowed = (j <= i) & ((i - j < window) | (j < num_sinks)); a cache keeps "
             "positions p - window + 1 ... p."),
     Mistake("window-not-causal",
@@ -126,11 +128,14 @@ QUESTIONS = (
         "Mistral 7B has 32 layers and a window of 4096 (the query included). A token's output "
         "at the last layer can depend on input tokens how many positions back, at most?",
         sliding_window_reach(32, 4096), NUMBER,
-        "Each layer moves information at most window − 1 = 4095 positions forward: position i "
-        "of layer 1 reads positions i − 4095 … i of the input, and layer 2 reads layer 1's "
+        "With the window counting the query (this kata's and Hugging Face's convention), each "
+        "layer moves information at most window − 1 = 4095 positions forward: position i of "
+        "layer 1 reads positions i − 4095 … i of the input, and layer 2 reads layer 1's "
         "outputs there, which read 4095 further back. After 32 layers: 32 × 4095 = 131,040 "
-        "positions (Mistral's paper rounds it to about 131K = 32 × 4096). The receptive field "
-        "is layers × window, even though each layer looks at 4096 keys only.",
+        "positions. Mistral's paper counts the window the other way, positions i − W … i "
+        "(W + 1 keys): each layer then reaches W = 4096 back, and 32 × 4096 = 131,072 is its "
+        "'about 131K tokens', exactly. Either way the receptive field is about layers × "
+        "window, although each layer scores only about 4096 keys per query.",
         rel_tolerance=0.01),
     Question(
         "Why do the first tokens of a sequence end up as attention sinks?",
@@ -139,8 +144,9 @@ QUESTIONS = (
         "relevant to it. A trained model parks that unneeded weight on keys whose values add "
         "little, and the first tokens are the ones every later query can see, from the very "
         "first step of training on: they become the sink. Evict them and that weight lands on "
-        "the other keys, shifting every output; keeping 4 of them (StreamingLLM) restores the "
-        "model. Their meaning does not matter: a learned placeholder token works as well.",
+        "the other keys, shifting every output; keeping 4 of them (StreamingLLM, which also "
+        "numbers the cached positions by their index in the cache) restores the model. Their "
+        "meaning does not matter: a learned placeholder token works as well.",
         choices=("they carry the prompt's most important meaning",
                  "softmax must put weight somewhere, and they are visible to every later query",
                  "positional encodings give them the largest norm",
@@ -180,4 +186,21 @@ QUESTIONS = (
         choices=("nothing: attention does not depend on the order of its keys",
                  "the outputs are permuted", "the sinks lose their weight",
                  "the softmax overflows")),
+    Question(
+        "StreamingLLM's cache holds the tokens at text positions [0, 1, 2, 3, 6, 7, 8] (4 "
+        "sinks and a window) while it decodes the next token, text position 9. Which RoPE "
+        "positions does that step use for the cached keys and the new query?",
+        "C", CHOICE,
+        "StreamingLLM numbers positions by index inside the cache, in logical order: the "
+        "cached keys get 0 … 6 and the query 7 (the paper's own example, §3.2; the paper "
+        "calls it crucial). It caches keys before RoPE and rotates them again at every step. "
+        "So the query–sink distance never exceeds the cache size, a distance the model saw "
+        "in training. This kata's cache keeps the original positions (keys arrive rotated): "
+        "at token 10⁶ the query is 10⁶ positions from its sinks, a RoPE distance far past "
+        "any training length. A pure window needs no re-numbering: every distance in it is "
+        "below window.",
+        choices=("their text positions: 0, 1, 2, 3, 6, 7, 8, and 9 for the query",
+                 "their ring-buffer slots, in slot order",
+                 "their indices in the cache: 0 … 6, and 7 for the query",
+                 "none: sinks and window keys are not rotated")),
 )

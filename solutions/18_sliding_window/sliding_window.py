@@ -22,23 +22,26 @@ def sliding_window_attention(q: Tensor, k: Tensor, v: Tensor, window: int,
                              num_sinks: int = 0) -> Tensor:
     """softmax(q kᵀ / sqrt(d)) v over the keys sliding_window_mask allows, (b, h, n, d).
 
-    Each query gathers its own keys: the sinks 0 .. S-1 that lie before its window, then
-    the window i-W+1 .. i. Scores are (b, h, n, S + W), never (n, n).
+    Queries in blocks of ``window`` rows: the block start .. end - 1 needs only the keys
+    start - window + 1 .. end - 1 and the sinks before them, so it is scored against those
+    alone, (b, h, <= window, S + 2W - 1), and every other key is never touched. The
+    largest tensor does not grow with n: never (n, n).
     """
     n, d = q.size(-2), q.size(-1)
-    sinks, width = min(num_sinks, n), min(window, n)
-    i = torch.arange(n, device=q.device)[:, None]  # (n, 1)
-    window_keys = i - width + 1 + torch.arange(width, device=q.device)  # (n, W): i-W+1 .. i
-    sink_keys = torch.arange(sinks, device=q.device).expand(n, sinks)  # (n, S)
-    keys = torch.cat([sink_keys, window_keys], dim=1)  # (n, S + W)
-    # A sink inside the window is already one of the window's keys: count it once.
-    valid = torch.cat([i - sink_keys >= width, window_keys >= 0], dim=1)  # (n, S + W)
-    keys = keys.clamp(min=0)
-    k_seen, v_seen = k[..., keys, :], v[..., keys, :]  # (b, h, n, S + W, d)
-    scores = (q.unsqueeze(-2) * k_seen).sum(-1) / math.sqrt(d)  # (b, h, n, S + W)
-    scores = scores.masked_fill(~valid, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)  # key i (the last column) is always valid
-    return (weights.unsqueeze(-1) * v_seen).sum(-2)  # (b, h, n, d)
+    block = max(1, min(window, n))
+    outputs = []
+    for start in range(0, n, block):
+        end = min(n, start + block)
+        lo = max(0, start - window + 1)  # the oldest key any query of the block may see
+        keys = torch.cat([torch.arange(min(num_sinks, lo), device=q.device),  # sinks before it
+                          torch.arange(lo, end, device=q.device)])  # (m,)
+        i = torch.arange(start, end, device=q.device)[:, None]  # (rows, 1) queries
+        j = keys[None, :]  # (1, m) keys
+        blocked = (j > i) | ((i - j >= window) & (j >= num_sinks))  # (rows, m), the rule
+        scores = q[..., start:end, :] @ k[..., keys, :].transpose(-2, -1) / math.sqrt(d)
+        weights = torch.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1)
+        outputs.append(weights @ v[..., keys, :])  # key i, the query's own, is never blocked
+    return torch.cat(outputs, dim=-2)  # (b, h, n, d)
 
 
 class RollingKVCache:

@@ -226,3 +226,40 @@ MUTANTS += [
         ],
     ),
 ]
+
+# Issue 23 (independently written searches the grader killed without a name)
+MUTANTS += [
+    Mutant(
+        'beam-index-wrong',
+        variant='transposed_flatten',
+        why='the (k, V) candidates are flattened transposed, (V, k), and the index is still '
+            'split as flat // V, flat % V.',
+        edits=[
+            ('candidates = (live_scores[:, None] + log_probs).flatten()',
+             'candidates = (live_scores[:, None] + log_probs).T.flatten()'),
+        ],
+    ),
+    Mutant(
+        'beam-index-wrong',
+        variant='parent_by_beam_size',
+        why='the parent is flat // beam_size (the token flat % V is right).',
+        edits=[
+            ('parent, token = flat // vocab, flat % vocab',
+             'parent, token = flat // beam_size, flat % vocab'),
+        ],
+    ),
+    Mutant(
+        'beam-index-wrong',
+        variant='list_index_out_of_range',
+        why="CS224n's loop over Python lists with the parent taken as flat // beam_size: "
+            "hypotheses[parent] raises IndexError (list index out of range).",
+        file='lists_parent_by_beam_size.py',
+    ),
+    Mutant(
+        'finished-beam-not-removed',
+        variant='frozen_by_eos_padding',
+        why='a fixed-width tensor beam freezes finished rows (eos at log-probability 0, '
+            'everything else -inf), so they keep their slots and compete with live candidates.',
+        file='frozen_eos_padding.py',
+    ),
+]

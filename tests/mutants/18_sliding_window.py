@@ -56,6 +56,7 @@ MUTANTS = [
     Mutant(
         'sinks-dropped',
         why='the sinks are never gathered: plain sliding-window attention.',
+        base='per_query_gather',
         edits=[
             ('    sinks, width = min(num_sinks, n), min(window, n)',
              '    sinks, width = 0, min(window, n)'),
@@ -93,6 +94,7 @@ MUTANTS = [
     Mutant(
         'sinks-counted-twice',
         why='a gathered sink column is kept even when the sink is also inside the window.',
+        base='per_query_gather',
         edits=[
             ('    valid = torch.cat([i - sink_keys >= width, window_keys >= 0], dim=1)',
              '    valid = torch.cat([i - sink_keys >= 0, window_keys >= 0], dim=1)'),
@@ -138,6 +140,7 @@ MUTANTS = [
     Mutant(
         'missing-scale',
         why='the scores are not divided by sqrt(d).',
+        base='per_query_gather',
         edits=[
             ('    scores = (q.unsqueeze(-2) * k_seen).sum(-1) / math.sqrt(d)  # (b, h, n, S + W)',
              '    scores = (q.unsqueeze(-2) * k_seen).sum(-1)  # (b, h, n, S + W)'),
@@ -210,6 +213,7 @@ MUTANTS = [
     Mutant(
         'forbidden-builtin',
         why='the attention is left to flex_attention with a mask_mod.',
+        base='per_query_gather',
         edits=[
             ('    n, d = q.size(-2), q.size(-1)\n    sinks, width',
              '    from torch.nn.attention.flex_attention import create_block_mask, flex_attention\n'
@@ -244,6 +248,21 @@ MUTANTS += [
         edits=[
             ('        may = (kj <= qi) & ((qi - kj < window) | (kj < num_sinks))  # SDPA: True = may attend',
              '        may = ~((kj <= qi) & ((qi - kj < window) | (kj < num_sinks)))'),
+        ],
+    ),
+]
+
+# Issue 23: sinks forgotten outside the first block of queries, seen only at large n
+MUTANTS += [
+    Mutant(
+        'sinks-dropped',
+        variant='outside_the_first_block',
+        base='fixed_blocks',
+        why='query blocks of 32 rows see the keys [start - window + 1, end) only: the first '
+            "block's keys start at 0 and hold the sinks, every later block lacks them.",
+        edits=[
+            ('        sink_idx = torch.arange(min(num_sinks, lo), device=q.device)  # sinks before it\n',
+             '        sink_idx = torch.arange(0, device=q.device)  # (the sinks forgotten)\n'),
         ],
     ),
 ]
