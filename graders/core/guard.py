@@ -318,10 +318,11 @@ def _learner_frame(exc: BaseException, learner_file: Path | None, fn: Any = None
     TypeError for an argument its __init__ does not take): the innermost frame in a file
     beside it (a helper module it imports), else where the callable is defined in the
     learner's file, else the innermost frame outside the graders; never a grader's file."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not _is_grader_file(f.filename)]
+    every = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in every if not _is_grader_file(f.filename)]
     frame = None
     if learner_file is not None:
-        mine = [f for f in frames if _same_file(f.filename, learner_file)]
+        mine = [f for f in every if _same_file(f.filename, learner_file)]
         beside = [f for f in frames if Path(f.filename).parent == learner_file.parent
                   and Path(f.filename).suffix == ".py"]
         defined = _definition(fn) if fn is not None else None
