@@ -162,7 +162,7 @@ def test_rope_preview_starts_at_the_first_difference():
     assert "[..., 0.8, 1.9, 1, 1.1, ...]" in got_line, lines
 
 
-def test_error_location_is_the_learners_file(tmp_path):
+def test_vit_error_location_is_the_learners_file(tmp_path):
     """Kata 10: when learner code raises, the verdict points at the learner's file, never at
     the grader's guard.py: a DropPath.__init__ without scale_by_keep (the TypeError is raised
     where the call enters the learner's code: no frame of the file runs) is shown at its
