@@ -388,3 +388,67 @@ def test_beam_scores_print_enough_digits_to_differ():
     digits = digits_to_tell_apart(got, expected)
     assert describe_result(got, digits=digits) != describe_result(expected, digits=digits)
     assert digits_to_tell_apart(expected, expected) == 6
+
+
+def test_vit_error_location_is_the_learners_file(tmp_path):
+    """Kata 10: when learner code raises, the verdict points at the learner's file, never at
+    the grader's guard.py: a DropPath.__init__ without scale_by_keep (the TypeError is raised
+    where the call enters the learner's code: no frame of the file runs) is shown at its
+    definition; an error inside a helper of the file at the helper's line, the deepest."""
+    vit = registry.get("10_vit")
+    path = edited(vit, tmp_path, [
+        ("    def __init__(self, drop_prob: float = 0.0, scale_by_keep: bool = True):",
+         "    def __init__(self, drop_prob: float = 0.0):"),
+        ("        self.scale_by_keep = scale_by_keep\n", "        self.scale_by_keep = True\n"),
+        ("        attn = (q * self.scale) @ k.transpose(-2, -1)   # (B, h, N, N)\n",
+         "        attn = _scores(q * self.scale, k)\n"),
+        ("class Mlp(nn.Module):\n",
+         "def _scores(q, k):\n    return q @ k  # the transpose forgotten\n\n\nclass Mlp(nn.Module):\n"),
+    ])
+    session = run_session(vit, "--impl", str(path))
+    assert session.exit_code == 1, session.output
+    assert "guard.py" not in session.output and "graders/" not in session.output, session.output
+    reports = {tuple(report[:1]): "\n".join(report) for report in session.failure_reports()}
+    text = "\n".join(reports.values())
+    assert "TypeError: DropPath.__init__() got an unexpected keyword argument" in text, text
+    assert "at my_vit.py:" in text and ": def __init__(self, drop_prob: float = 0.0):" in text, text
+    assert "return q @ k  # the transpose forgotten" in text, text
+
+
+def test_error_location_at_the_call_boundary_for_every_kata(tmp_path):
+    """The location comes from the engine (graders.core.guard.call), shared by every kata:
+    a module whose forward does not take the arguments given, a function called with an
+    argument it does not take, a class without the keyword; each shown where the learner
+    defined it, never in torch's or the grader's files."""
+    from graders.core import guard
+
+    learner = tmp_path / "mine.py"
+    learner.write_text(
+        "import torch\n"
+        "\n"
+        "\n"
+        "class Layer(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x\n"
+        "\n"
+        "\n"
+        "def attend(q):\n"
+        "    return q\n"
+        "\n"
+        "\n"
+        "class Plain:\n"
+        "    def __init__(self, a):\n"
+        "        self.a = a\n")
+    namespace: dict = {}
+    exec(compile(learner.read_text(), str(learner), "exec"), namespace)
+    cases = [
+        (namespace["Layer"](), (torch.zeros(1), torch.zeros(1)), {}, "mine.py:5: def forward(self, x):"),
+        (namespace["attend"], (), {"q": 1, "k": 2}, "mine.py:9: def attend(q):"),
+        (namespace["Plain"], (1,), {"b": 2}, "mine.py:14: def __init__(self, a):"),
+    ]
+    for fn, args, kwargs, where in cases:
+        with pytest.raises(GradingFailure) as failure:
+            guard.call(fn, *args, what="f", on="x", learner_file=learner, **kwargs)
+        text = str(failure.value)
+        assert "TypeError" in text and f"at {where}" in text, text
+        assert "guard.py" not in text and "module.py" not in text, text

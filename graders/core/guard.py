@@ -279,17 +279,68 @@ def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[int,
     return names
 
 
-def _learner_frame(exc: BaseException, learner_file: Path | None) -> str:
-    """``attention.py:12: scores = q @ k`` for the innermost frame in the learner's file."""
-    frames = traceback.extract_tb(exc.__traceback__)
+GRADERS_DIR = Path(__file__).resolve().parents[1]  # the graders package: never the learner's
+
+
+def _same_file(filename: str, path: Path) -> bool:
+    try:
+        return Path(filename).resolve() == path.resolve()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_grader_file(filename: str) -> bool:
+    try:
+        return Path(filename).resolve().is_relative_to(GRADERS_DIR)
+    except (OSError, ValueError):
+        return False
+
+
+def _definition(fn: Any) -> traceback.FrameSummary | None:
+    """Where the learner's callable ``fn`` is defined: a class's own __init__, a module's
+    forward, a function or method; None when it has no Python code of its own."""
+    if isinstance(fn, type):
+        target = fn.__dict__.get("__init__") or fn.__init__
+    elif isinstance(fn, torch.nn.Module):
+        target = type(fn).forward
+    else:
+        target = fn
+    code = getattr(inspect.unwrap(getattr(target, "__func__", target)), "__code__", None)
+    if code is None:
+        return None
+    return traceback.FrameSummary(code.co_filename, code.co_firstlineno, code.co_name)
+
+
+def _learner_frame(exc: BaseException, learner_file: Path | None, fn: Any = None) -> str:
+    """``attention.py:12: scores = q @ k`` for the innermost frame in the learner's file.
+
+    Without one (an exception raised where the call enters the learner's code, e.g. a
+    TypeError for an argument its __init__ does not take): the innermost frame in a file
+    beside it (a helper module it imports), else where the callable is defined in the
+    learner's file, else the innermost frame outside the graders; never a grader's file."""
+    every = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in every if not _is_grader_file(f.filename)]
+    frame = None
     if learner_file is not None:
-        mine = [f for f in frames if Path(f.filename).resolve() == learner_file.resolve()]
-        frames = mine or frames
-    if not frames:
+        mine = [f for f in every if _same_file(f.filename, learner_file)]
+        beside = [f for f in frames if Path(f.filename).parent == learner_file.parent
+                  and Path(f.filename).suffix == ".py"]
+        defined = _definition(fn) if fn is not None else None
+        if defined is not None and not _same_file(defined.filename, learner_file):
+            defined = None
+        frame = next((found[-1] for found in (mine, beside) if found), None) or defined
+    if frame is None and frames:
+        frame = frames[-1]
+    if frame is None:
         return ""
-    frame = frames[-1]
     return _("at {file}:{line}: {code}", file=Path(frame.filename).name, line=frame.lineno,
              code=(frame.line or '').strip())
+
+
+def _at(exc: BaseException, learner_file: Path | None, fn: Any) -> list[str]:
+    """The location line of a verdict (indented), or none when there is no frame to show."""
+    where = _learner_frame(exc, learner_file, fn)
+    return [f"  {where}"] if where else []
 
 
 def _tensors(values: Any) -> list[torch.Tensor]:
@@ -340,7 +391,7 @@ def call(
     except ForbiddenCall as exc:
         lines = [checked_line(what, on), *mistake_lines(exc.slug),
                  "  " + _("your code called {name}, which this kata forbids", name=exc.args[0]),
-                 f"  {_learner_frame(exc, learner_file)}"]
+                 *_at(exc, learner_file, fn)]
         raise GradingFailure("\n".join(lines), slug=exc.slug) from None
     except LearnerTimeout:
         raise TimedOut(
@@ -349,16 +400,15 @@ def call(
                 "computation?)", seconds=f"{CALL_TIME_LIMIT_S:g}")
         ) from None
     except SystemExit as exc:
-        raise GradingFailure(
-            checked_line(what, on) + "\n  "
-            + _("your code called sys.exit({code}); return a value instead", code=repr(exc.code))
-            + f"\n  {_learner_frame(exc, learner_file)}"
-        ) from None
+        raise GradingFailure("\n".join([
+            checked_line(what, on),
+            "  " + _("your code called sys.exit({code}); return a value instead",
+                     code=repr(exc.code)),
+            *_at(exc, learner_file, fn)])) from None
     except RecursionError as exc:
-        raise GradingFailure(
-            checked_line(what, on) + "\n  " + _("it recursed without end")
-            + f"\n  {_learner_frame(exc, learner_file)}"
-        ) from None
+        raise GradingFailure("\n".join([
+            checked_line(what, on), "  " + _("it recursed without end"),
+            *_at(exc, learner_file, fn)])) from None
     except Exception as exc:  # learner code may raise anything
         slug = exception_slugs(exc) if exception_slugs else None
         first = (str(exc).strip().splitlines() or [""])[0]
@@ -369,7 +419,7 @@ def call(
             lines += mistake_lines(slug)
         lines += ["  " + _("your code raised {error}: {message}", error=type(exc).__name__,
                            message=first),
-                  f"  {_learner_frame(exc, learner_file)}"]
+                  *_at(exc, learner_file, fn)]
         raise GradingFailure("\n".join(lines), slug=slug) from None
     for tensor, version, copy in before:
         changed = tensor._version != version or not torch.equal(

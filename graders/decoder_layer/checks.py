@@ -226,6 +226,8 @@ def layer_reference(
     cross_keys: str = "memory",  # "memory" | "tgt" | "skip" (no cross-attention at all)
     attention_weights: tuple[str, str] = ("self_attn", "multihead_attn"),
     zero_blocked_rows: bool = True,
+    norms: tuple[int, int, int] = (1, 2, 3),  # the norm each sublayer uses (norm1 ... norm3)
+    skipped_norm: bool = False,  # cross_keys "skip" with its Post-LN norm kept: x = norm2(x)
 ) -> Tensor:
     """One decoder layer in eval mode as a function of PyTorch's state dict, with switches
     for the catalogued mistakes.
@@ -287,9 +289,12 @@ def layer_reference(
     blocks = (("sa", self_attention), ("ca", cross_attention), ("ff", feed_forward))
     for i, (name, sublayer) in enumerate(blocks, start=1):
         if name == "ca" and cross_keys == "skip":
+            if skipped_norm and norm_at[i - 1] == "post":
+                x = norm(norms[i - 1], x)
             continue
         residual = name not in drop_residual
         where = norm_at[i - 1]
+        i = norms[i - 1]
         if where == "post":
             x = norm(i, x + sublayer(x) if residual else sublayer(x))
         elif where == "pre":
@@ -325,7 +330,10 @@ def layer_mistakes(args: LayerArgs, inputs: Inputs) -> list[tuple[str, dict[str,
     mistakes.append(("cross-attention-missing", {"cross_keys": "skip"}))
     if not args.norm_first:  # the attention line deleted, norm2 kept
         mistakes.append(("cross-attention-missing", {"cross_keys": "skip",
-                                                      "norm_at": ("post", "post", "post")}))
+                                                      "skipped_norm": True}))
+    # A list of (norm, sublayer) blocks without the cross-attention's, its norms numbered
+    # in order: the feed-forward block gets norm2 (norm3 unused).
+    mistakes.append(("cross-attention-missing", {"cross_keys": "skip", "norms": (1, 2, 2)}))
     mistakes.append(("cross-attention-missing", {"cross_keys": "tgt"}))
     mistakes.append(("cross-attention-missing", {
         "cross_keys": "tgt", "cross_masks": ("tgt_mask", "tgt_key_padding_mask")}))

@@ -453,15 +453,42 @@ def test_random_shapes(impl):
                        split_list=[pieces])
 
 
-@title(N_("the cache passed in is left untouched"))
-@pytest.mark.core
-def test_cache_passed_in_is_untouched(impl):
-    """Branching: two different continuations from one cache each give their own right
-    answer, and neither changes the cache (values, shape, nor - when the cache is a narrow
-    view of a larger preallocated buffer - the buffer behind it)."""
-    embed_dim, num_heads, b, s = 8, 2, 2, 3
-    twin = pytorch_twin(embed_dim, num_heads, seed=400)
-    module, state, what = build_module(impl, twin)
+def branch_results(output: Any, cache: tuple[Tensor, Tensor]) -> dict[str, Any]:
+    """What one branch returned, by name: the output, then the cache's k and v."""
+    return {_("the output"): output, _("the returned {name}", name="k"): cache[0],
+            _("the returned {name}", name="v"): cache[1]}
+
+
+def expect_unchanged_by_second_branch(on: str, values: dict[str, Any],
+                                      copies: dict[str, Tensor]) -> None:
+    """The first branch's output and cache (``values``, copied right after its call into
+    ``copies``) must be as they were after the second branch ran from the same cache."""
+    for name, value in values.items():
+        if not isinstance(value, Tensor) or name not in copies:
+            continue
+        if not torch.equal(torch.nan_to_num(value.detach()), torch.nan_to_num(copies[name])):
+            # The returned cache overwritten is a cache modified in place; an output held
+            # in a reused buffer is another mistake, failed without a slug.
+            cache = name != _("the output")
+            raise verdict(_("{name} of branch 1, after branch 2 ran from the same cache",
+                            name=name), on, [
+                _("it changed when the second branch ran: the two continuations share "
+                  "storage, and the second wrote over the first"),
+                _("(another call may branch from the same cache, as beam search does)")],
+                "cache-modified-in-place" if cache else None)
+
+
+def copies_of(values: dict[str, Any]) -> dict[str, Tensor]:
+    return {name: v.detach().clone() for name, v in values.items() if isinstance(v, Tensor)}
+
+
+def check_preallocated_branches(impl: Implementation, module: nn.Module, what: str,
+                                 twin: nn.MultiheadAttention, state: dict[str, Tensor],
+                                 grad_mode: bool) -> None:
+    """Two continuations from one cache that is a narrow view of a larger buffer (the
+    grader's, filled with noise beyond the view, as in a preallocated static cache): each
+    gives its own right answer and neither writes into the cache or the buffer behind it."""
+    embed_dim, num_heads, b, s = twin.embed_dim, twin.num_heads, 2, 3
     prefix = randn(b, s, embed_dim, seed=401)
     continuations = [randn(b, t, embed_dim, seed=402 + t) for t in (2, 1)]
     d = embed_dim // num_heads
@@ -472,6 +499,7 @@ def test_cache_passed_in_is_untouched(impl):
     buffers = tuple(torch.cat([kv, randn(b, num_heads, 4, d, seed=410 + i)], dim=2)
                     for i, kv in enumerate(prefix_kv))
     cache = tuple(buf[:, :, :s] for buf in buffers)
+    mode = "" if grad_mode else _(", under torch.no_grad()")
     results = []
     for branch, extra in enumerate(continuations):
         x = torch.cat([prefix, extra], dim=1)
@@ -482,15 +510,78 @@ def test_cache_passed_in_is_untouched(impl):
         on = _("{x} at positions {s}.. with a cache of {s} positions (a narrow view of a "
                "{buffer} buffer), branch {branch} of 2 from that same cache, {module}",
                x=f"x ({b}, {t}, {embed_dim})", s=s, buffer=(b, num_heads, s + 4, d),
-               branch=branch + 1, module=what)
-        returned = check_call(impl, module, what, state, x, full_out, full_kv, s, t, cache,
-                              num_heads, on, buffers=buffers)
+               branch=branch + 1, module=what) + mode
+        with torch.set_grad_enabled(grad_mode):
+            returned = check_call(impl, module, what, state, x, full_out, full_kv, s, t, cache,
+                                  num_heads, on, buffers=buffers)
         results.append((returned, full_kv, on))
+        if branch == 0:
+            first = branch_results(None, returned)
+            first_copies = copies_of(first)
+    expect_unchanged_by_second_branch(results[0][2], first, first_copies)
     # The first branch's cache must still hold its own positions after the second call.
     for returned, full_kv, on in results:
         for name, got, expected in zip("kv", returned, full_kv):
             expect_close(got, expected,
                          _("the returned cache's {name}, after both branches ran", name=name), on)
+
+
+def check_own_cache_branches(impl: Implementation, module: nn.Module, what: str,
+                             twin: nn.MultiheadAttention, state: dict[str, Tensor]) -> None:
+    """Beam search's use of the cache, as generation runs it (under torch.no_grad()): a
+    prefill, cache None, gives the module's own cache; two different continuations from
+    that one cache each equal attention on their whole sequence, and the first one's output
+    and returned cache are the same after the second ran (a cache that grows by writing
+    into room behind a view - of the caller's storage or of the module's own buffer - lets
+    the second continuation overwrite the first)."""
+    embed_dim, num_heads, b, s = twin.embed_dim, twin.num_heads, 2, 3
+    prefix = randn(b, s, embed_dim, seed=420)
+    continuations = [randn(b, t, embed_dim, seed=421 + t) for t in (2, 3)]
+    with torch.no_grad():
+        full_prefix = pytorch_full(twin, prefix)
+        prefix_kv = keys_values(state, prefix, num_heads)
+    on = _("{x} at positions 0..{last}, cache None, under torch.no_grad() (the prefill that "
+           "two branches then continue from), {module}", x=f"x ({b}, {s}, {embed_dim})",
+           last=s - 1, module=what)
+    with torch.no_grad():
+        cache = check_call(impl, module, what, state, prefix, full_prefix, prefix_kv, 0, s,
+                           None, num_heads, on)
+    ran = []
+    for branch, extra in enumerate(continuations):
+        x = torch.cat([prefix, extra], dim=1)
+        t = extra.size(1)
+        with torch.no_grad():
+            full_out = pytorch_full(twin, x)
+            full_kv = keys_values(state, x, num_heads)
+        on = _("{x} at positions {s}.. with the cache your module returned for positions "
+               "0..{last}, under torch.no_grad(), branch {branch} of 2 from that same cache, "
+               "{module}", x=f"x ({b}, {t}, {embed_dim})", s=s, last=s - 1,
+               branch=branch + 1, module=what)
+        with torch.no_grad():
+            output, _k = run_forward(impl, module, x[:, s:].contiguous(), cache, what, on)
+            expect_close(output, full_out[:, s:],
+                         _("the output (b, t, E) against nn.MultiheadAttention with a causal "
+                           "mask on the whole sequence"), on)
+            returned = check_cache(_k, cache, full_kv, s, t, on)
+        values = branch_results(output, returned)
+        ran.append((on, values, copies_of(values)))
+    expect_unchanged_by_second_branch(*ran[0])
+
+
+@title(N_("the cache passed in is left untouched"))
+@pytest.mark.core
+def test_cache_passed_in_is_untouched(impl):
+    """Branching: two different continuations from one cache each give their own right
+    answer, and neither changes the cache (values, shape, nor - when the cache is a narrow
+    view of a larger preallocated buffer - the buffer behind it); with grad mode on and
+    under torch.no_grad(), as generation runs, where an implementation may take another
+    path. Also from the module's own cache under torch.no_grad(): the first branch's output
+    and cache must survive the second branch."""
+    twin = pytorch_twin(8, 2, seed=400)
+    module, state, what = build_module(impl, twin)
+    for grad_mode in (True, False):
+        check_preallocated_branches(impl, module, what, twin, state, grad_mode)
+    check_own_cache_branches(impl, module, what, twin, state)
 
 
 # ------------------------------------------------------------------------- follow-ups

@@ -65,11 +65,12 @@ MISTAKES = (
             "For scores (t, s + t) block key j of query i when j > s + i: "
             "torch.ones(t, s + t, dtype=torch.bool).triu(diagonal=s + 1)."),
     Mistake("cache-modified-in-place",
-            "The cache passed in was modified in place (its values, its shape, or the "
-            "storage behind it); a caller may branch from one cache twice, as beam search "
-            "does.",
-            "Build the new cache with torch.cat, which returns a new tensor; never write into "
-            "(or resize, or .data-assign) the tensors you were given."),
+            "A cache was modified in place: the one passed in (its values, its shape, or the "
+            "storage behind it), or one returned earlier, overwritten by a later call; a "
+            "caller may branch from one cache twice, as beam search does.",
+            "Build the new cache with torch.cat, which returns a new tensor, under "
+            "torch.no_grad() too; never write into (or resize, or .data-assign) the tensors "
+            "you were given, nor into a buffer behind a cache you returned."),
 )
 
 

@@ -62,7 +62,8 @@ EXACT_RTOL = FLOAT32_EPS / 2 * (1 + 1e-6)
 
 
 # The ways of getting the frequencies wrong that inv_frequencies models.
-WRONG_FREQUENCIES = ("i/d", "4i/d", "inverted", "precedence", "precedence-2i", "linspace")
+WRONG_FREQUENCIES = ("i/d", "4i/d", "inverted", "precedence", "precedence-2i", "linspace",
+                     "log-divided")
 
 
 def inv_frequencies(head_dim: int, base: float, frequency: str = "ok") -> Tensor:
@@ -70,12 +71,15 @@ def inv_frequencies(head_dim: int, base: float, frequency: str = "ok") -> Tensor
     "i/d" (the 2 forgotten), "4i/d" (arange(0, d, 2) doubled again), "inverted" (no minus),
     "precedence" (``base ** -2 * i / d``, i.e. i / (d base^2)), "precedence-2i"
     (``base ** (-2 * i) / d``), "linspace" (exponents ``linspace(0, 1, d // 2)``, the end
-    included, instead of 2i/d)."""
+    included, instead of 2i/d), "log-divided" (``exp(-(2i/d) / log(base))``: the exponent
+    divided by log base where base^x = exp(x log base) multiplies by it)."""
     pair = torch.arange(head_dim // 2, dtype=torch.float64)
     if frequency == "precedence":
         return base ** -2.0 * pair / head_dim
     if frequency == "precedence-2i":
         return base ** (-2.0 * pair) / head_dim
+    if frequency == "log-divided":
+        return torch.exp(-(2.0 * pair / head_dim) / math.log(base))
     if frequency == "linspace":
         return base ** -torch.linspace(0.0, 1.0, head_dim // 2, dtype=torch.float64)
     exponent = {"ok": -2.0 * pair, "i/d": -pair, "4i/d": -4.0 * pair,

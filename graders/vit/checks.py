@@ -59,6 +59,7 @@ __all__ = [
     "test_gradients",
     "test_block_layer_norm_eps",
     "test_drop_path_extremes",
+    "test_drop_path_scale_by_keep",
     "test_drop_path_keep_rate",
     "test_drop_path_any_rank_and_gradient",
     "test_attention_dropout_in_training",
@@ -755,17 +756,23 @@ def test_block_layer_norm_eps(impl):
                 x_scale=1e-3)
 
 
-@title(N_("drop path at p = 0 and p = 1"))
+@title(N_("drop path at p = 1"))
 @pytest.mark.followup
 def test_drop_path_extremes(impl):
-    """drop_prob=1 gives zeros (never NaN: no division by 1 - p = 0); scale_by_keep=False
-    keeps the kept samples as they are."""
+    """drop_prob=1 gives zeros (never NaN: no division by 1 - p = 0). (p = 0, the identity,
+    is graded with training mode, in test_drop_path_in_training.)"""
     module, what = drop_path_module(impl, 1.0)
     x = branch(6, 3, 4, seed=1000)
     on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=what)
     with seeded(1001):
         out = run(impl, module, x, "DropPath", on)
     expect_close(out, torch.zeros_like(x), _("DropPath at drop_prob=1 (every sample dropped)"), on)
+
+
+@title(N_("drop path with scale_by_keep=False"))
+@pytest.mark.followup
+def test_drop_path_scale_by_keep(impl):
+    """scale_by_keep=False keeps the kept samples as they are (no division by 1 - p)."""
     check_drop_path_training(impl, 0.5, (32, 3, 4), seed=1010, scale_by_keep=False)
 
 

@@ -110,6 +110,28 @@ MUTANTS = [
     ),
     Mutant(
         'cross-attention-missing',
+        variant='block_list',
+        why='runs the sub-blocks from a list of (norm, block) pairs, Pre-LN or Post-LN, and the '
+            'list leaves out the cross-attention: [(norm1, self-attention), (norm2, '
+            'feed-forward)], norm3 unused.',
+        edits=[("        if self.norm_first:\n" + PRE_SA + "\n" + PRE_CA + "\n" + PRE_FF + "\n        else:\n"
+                + POST_SA + "\n" + POST_CA + "\n" + POST_FF + "\n",
+                "        blocks = [\n"
+                "            (self.norm1, lambda y: self._sa_block(y, tgt_mask, tgt_key_padding_mask)),\n"
+                "            (self.norm2, self._ff_block),\n"
+                "        ]\n"
+                "        for norm, block in blocks:\n"
+                "            x = x + block(norm(x)) if self.norm_first else norm(x + block(x))\n")],
+    ),
+    Mutant(
+        'cross-attention-missing',
+        variant='norm_kept',
+        why='deletes the cross-attention from the Post-LN line and keeps its norm: '
+            'x = self.norm2(x).',
+        edits=[(POST_CA, "            x = self.norm2(x)")],
+    ),
+    Mutant(
+        'cross-attention-missing',
         variant='keys_from_target',
         why='the cross-attention takes its keys and values from the target: multihead_attn(x, x, x).',
         edits=[(CA_CALL, "            x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,")],

@@ -142,6 +142,66 @@ MUTANTS = [
         ],
     ),
     Mutant(
+        'cache-modified-in-place',
+        variant='own_spare_capacity_no_grad',
+        why='under torch.no_grad() (generation) keeps its cache as a narrow view of a buffer '
+            'of its own with room for 16 more positions and grows it by writing the next keys '
+            'into that room; with grad mode on it concatenates: two continuations from one '
+            'cache (beam search) overwrite each other.',
+        edits=[
+            (CAT_K + CAT_V,
+             "            if torch.is_grad_enabled():\n"
+             "                k = torch.cat([cache[0], k], dim=2)\n"
+             "                v = torch.cat([cache[1], v], dim=2)\n"
+             "            else:\n"
+             "                k, v = _grow(cache[0], k), _grow(cache[1], v)\n"
+             "        elif not torch.is_grad_enabled():\n"
+             "            k, v = _grow(None, k), _grow(None, v)\n"),
+            ("class CausalSelfAttention(nn.Module):\n",
+             "_OWN_BUFFERS = set()  # data_ptr of the buffers this module allocated\n\n\n"
+             "def _grow(past, new: Tensor) -> Tensor:\n"
+             "    b, h, t, d = new.shape\n"
+             "    s = 0 if past is None else past.size(2)\n"
+             "    if (past is not None and past.untyped_storage().data_ptr() in _OWN_BUFFERS\n"
+             "            and past.stride(1) >= (s + t) * d):  # room left in our own buffer\n"
+             "        grown = past.as_strided((b, h, s + t, d), past.stride())\n"
+             "        grown[:, :, s:] = new\n"
+             "        return grown\n"
+             "    buffer = new.new_zeros(b, h, s + t + 16, d)\n"
+             "    if past is not None:\n"
+             "        buffer[:, :, :s] = past\n"
+             "    buffer[:, :, s:s + t] = new\n"
+             "    _OWN_BUFFERS.add(buffer.untyped_storage().data_ptr())\n"
+             "    return buffer[:, :, :s + t]\n\n\n"
+             "class CausalSelfAttention(nn.Module):\n"),
+        ],
+    ),
+    Mutant(
+        'cache-modified-in-place',
+        variant='shared_buffer_no_grad',
+        why='under torch.no_grad() writes every extended cache into one buffer the module '
+            'keeps (self._kv, reallocated only when too small) and returns views of it, so '
+            'the cache returned to the first of two continuations from one cache is '
+            'overwritten by the second.',
+        edits=[
+            (CAT_K + CAT_V,
+             CAT_K + CAT_V +
+             "            if not torch.is_grad_enabled():\n"
+             "                k, v = self._keep(k), self._keep(v)\n"),
+            ("    def _split_heads(self, x: Tensor) -> Tensor:\n",
+             "    def _keep(self, kv: Tensor) -> Tensor:\n"
+             "        name = '_kv%d' % (len(getattr(self, '_turn', ())) % 2)\n"
+             "        self._turn = getattr(self, '_turn', ()) + (name,)\n"
+             "        buffer = getattr(self, name, None)\n"
+             "        if buffer is None or buffer.shape[:2] != kv.shape[:2] or buffer.size(2) < kv.size(2):\n"
+             "            buffer = kv.new_zeros(kv.size(0), kv.size(1), kv.size(2) + 16, kv.size(3))\n"
+             "            setattr(self, name, buffer)\n"
+             "        buffer[:, :, :kv.size(2)] = kv\n"
+             "        return buffer[:, :, :kv.size(2)]\n\n"
+             "    def _split_heads(self, x: Tensor) -> Tensor:\n"),
+        ],
+    ),
+    Mutant(
         'reshape-without-transpose',
         why='merges the heads with a reshape alone: (b, h, t, d) -> (b, t, E) without the '
             'transpose(1, 2) back, mixing positions.',

@@ -84,6 +84,15 @@ MUTANTS = [
     ),
     Mutant(
         'rope-wrong-frequency',
+        variant='log_divided',
+        why='writes base^(-2i/d) as an exponential and divides by log(base) where it should '
+            'multiply: exp(-(2i/d) / log(base)).',
+        base='complex_polar',
+        edits=[("    freqs = torch.exp(-2.0 * i / head_dim * math.log(base))\n",
+                "    freqs = torch.exp(-(2.0 * i / head_dim) / math.log(base))\n")],
+    ),
+    Mutant(
+        'rope-wrong-frequency',
         variant='angles_in_x_dtype',
         why='computes the angles in x\'s dtype (positions and inv_freq cast to it): right in '
             'float32, off by a large fraction of a radian in float16 and bfloat16 at positions '
