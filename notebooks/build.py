@@ -104,7 +104,7 @@ def quiz_answers_source(kata: Kata, answers: dict[int, object] | None = None) ->
 
 
 def title_markdown(kata: Kata) -> str:
-    prerequisites = (", ".join(f"`{registry.get(p).name}`" for p in kata.prerequisites)
+    prerequisites = (i18n.listing(f"`{registry.get(p).name}`" for p in kata.prerequisites)
                      or _("none"))
     skeleton = kata.skeleton_path.relative_to(REPO_ROOT).as_posix()
     return (

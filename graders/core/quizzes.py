@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graders.core.i18n import _, translate
+from graders.core.i18n import N_, _, listing, translate
 
 INTEGER, NUMBER, CHOICE = "integer", "number", "choice"  # the kinds of answer
 CORRECT, WRONG, UNANSWERED = "correct", "wrong", "unanswered"
@@ -38,7 +38,7 @@ class Question:
         if self.kind == NUMBER:
             return _("a number (within {tolerance})", tolerance=f"{self.rel_tolerance:.0%}")
         return _("a letter: {letters}",
-                 letters=", ".join(repr(letter) for letter in letters(len(self.choices))))
+                 letters=letter_choices(len(self.choices)))
 
     def markdown(self, number: int) -> str:
         """The question as the notebook shows it: numbered, with its lettered options."""
@@ -63,6 +63,12 @@ class Question:
 
 def letters(count: int) -> tuple[str, ...]:
     return tuple("ABCDEFGH"[:count])
+
+
+def letter_choices(count: int) -> str:
+    """The letters a learner may type, listed: "'A', 'B', 'C', 'D'" (Chinese: A、B、C 或 D)."""
+    shown = [_("'{letter}'", letter=letter) for letter in letters(count)]
+    return listing(shown, last=N_("{items}, {last}"))
 
 
 def _as_number(given) -> float | None:
