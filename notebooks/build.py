@@ -98,7 +98,7 @@ def quiz_answers_source(kata: Kata, answers: dict[int, object] | None = None) ->
     answers = answers or {}
     lines = ["answers = {"]
     for number, question in enumerate(quiz.questions(kata.id), start=1):
-        lines.append(f"    {number}: {answers.get(number)!r},  # {question.answer_format}")
+        lines.append(f"    {number}: {answers.get(number)!r},  # {question.answer_format_in_code}")
     lines += ["}", f'quiz_result = quiz("{kata.name}", answers)']
     return "\n".join(lines)
 

@@ -40,6 +40,13 @@ class Question:
         return _("a letter: {letters}",
                  letters=letter_choices(len(self.choices)))
 
+    @property
+    def answer_format_in_code(self) -> str:
+        """:attr:`answer_format` as a notebook's answers cell says it: a letter is a string."""
+        if self.kind != CHOICE:
+            return self.answer_format
+        return _("a letter: {letters}", letters=letter_choices(len(self.choices), code=True))
+
     def markdown(self, number: int) -> str:
         """The question as the notebook shows it: numbered, with its lettered options."""
         lines = [f"**{number}.** {translate(self.prompt)}"]
@@ -65,9 +72,10 @@ def letters(count: int) -> tuple[str, ...]:
     return tuple("ABCDEFGH"[:count])
 
 
-def letter_choices(count: int) -> str:
-    """The letters a learner may type, listed: "'A', 'B', 'C', 'D'" (Chinese: A、B、C 或 D)."""
-    shown = [_("'{letter}'", letter=letter) for letter in letters(count)]
+def letter_choices(count: int, code: bool = False) -> str:
+    """The letters a learner may type, listed: "'A', 'B', 'C', 'D'" (Chinese: A、B、C 或 D);
+    ``code``: as Python strings in every language (a notebook's answers cell)."""
+    shown = [repr(letter) if code else _("'{letter}'", letter=letter) for letter in letters(count)]
     return listing(shown, last=N_("{items}, {last}"))
 
 

@@ -9,7 +9,8 @@ lesson's code byte for byte.
 
 Which strings: a string literal (plain or f-string) holding a word of two or more letters,
 written where it is shown — an argument of ``print`` or of a plotting call's text
-(``set_title``, ``set(title=..., xlabel=...)``, ``label=``), or not inside any call at all
+(``set_title``, ``set(title=..., xlabel=...)``), a text keyword of any call (a legend's
+``label=`` in ``plot``, ``bar``, ``axvline``, ...), or not inside any call at all
 (a label in a tuple, a docstring, a name compared with such a label). A string handed to
 any other call (``device="meta"``, ``cmap="viridis"``, ``float("-inf")``, state-dict keys)
 is code and never translated. Every comment with a word in it is translated too.
@@ -30,7 +31,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Callable
 
-# Calls whose string arguments are read by the learner, and their keywords that are text.
+# Calls whose string arguments are read by the learner, and the keywords that are text in
+# any call (a legend's label=, a title=).
 SHOWN_CALLS = {"print", "display", "set", "set_title", "set_xlabel", "set_ylabel", "suptitle",
                "title", "xlabel", "ylabel", "text", "annotate", "legend"}
 TEXT_KEYWORDS = {"label", "title", "xlabel", "ylabel"}
@@ -75,10 +77,10 @@ def _shown_string_spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int,
             if isinstance(parent, ast.Call):
                 if parent.func is child:
                     shown = False  # ", ".join(...): the receiver of a method is code
-                elif _call_name(parent) in SHOWN_CALLS:
-                    shown = (not isinstance(child, ast.keyword)) or keyword in TEXT_KEYWORDS
+                elif isinstance(child, ast.keyword):  # label="draws" in any plotting call
+                    shown = keyword in TEXT_KEYWORDS
                 else:
-                    shown = False
+                    shown = _call_name(parent) in SHOWN_CALLS
                 break
             child, parent = parent, parents.get(parent)
         if shown:
