@@ -286,6 +286,7 @@ print("interleaved equals PyTorch:", ", ".join(["a b"]), sep=" ")
 print(f"multi-head cache: {x.sum():.2f} GiB per sequence")
 axis.set(title=label, xlabel="key j", cmap="viridis")
 print("q", x)
+axis.plot(x, x, "k--", label="full cache", color="gray")  # a legend: label= of any call
 '''
 
 
@@ -296,14 +297,17 @@ def test_lesson_code_cells_offer_what_the_learner_reads():
     assert found == [("comment", "(b, n): the scores"), ("string", "causal mask"),
                      ("string", "interleaved equals PyTorch:"),
                      ("string", "multi-head cache: {x.sum():.2f} GiB per sequence"),
-                     ("string", "key j")]
+                     ("string", "key j"), ("string", "full cache"),
+                     ("comment", "a legend: label= of any call")]
     chinese = {"(b, n): the scores": "(b, n)：注意力分数", "causal mask": "因果掩码",
                "interleaved equals PyTorch:": "交错复制与 PyTorch 一致：", "key j": "键 j",
-               "multi-head cache: {x.sum():.2f} GiB per sequence": "多头注意力的缓存：每条序列 {x.sum():.2f} GiB"}
+               "multi-head cache: {x.sum():.2f} GiB per sequence": "多头注意力的缓存：每条序列 {x.sum():.2f} GiB",
+               "full cache": "完整缓存"}
     translated = lesson_code.translate(LESSON_CELL, lambda text: chinese.get(text, text))
     assert 'device="meta"' in translated and 'cmap="viridis"' in translated and '", ".join' in translated
     assert 'print(f"多头注意力的缓存：每条序列 {x.sum():.2f} GiB")' in translated
     assert "# (b, n)：注意力分数" in translated and 'label = "因果掩码"' in translated
+    assert 'axis.plot(x, x, "k--", label="完整缓存", color="gray")' in translated
     compile(translated, "<cell>", "exec")
 
 
