@@ -359,15 +359,15 @@ def test_skeleton_docstrings_messages_and_asides_are_offered_and_code_kept():
 
     found = [piece.english for piece in lesson_code.skeleton_pieces(SKELETON)]
     assert found == ["Kata 99: a toy.\n\nRead README.md in this folder, then run\n    pytest katas/99_toy\n",
-                     "you will want math.sqrt", "x (b, n, d) -> (b, n, d), divided by sqrt(d).",
+                     "(you will want math.sqrt)", "x (b, n, d) -> (b, n, d), divided by sqrt(d).",
                      "see katas/99_toy/README.md"]
-    chinese = {found[1]: "你会用到 math.sqrt", found[2]: "x (b, n, d) -> (b, n, d)，除以 sqrt(d)。",
+    chinese = {found[1]: "（你会用到 math.sqrt）", found[2]: "x (b, n, d) -> (b, n, d)，除以 sqrt(d)。",
                found[3]: "见 katas/99_toy/README.zh-CN.md"}
     translated = lesson_code.translate(SKELETON, lambda text: chinese.get(text, text),
                                        find=lesson_code.skeleton_pieces)
     assert '"""x (b, n, d) -> (b, n, d)，除以 sqrt(d)。"""' in translated
     assert 'NotImplementedError("见 katas/99_toy/README.zh-CN.md")' in translated
-    assert "# noqa: F401  (你会用到 math.sqrt)" in translated and 'name="relu"' in translated
+    assert "# noqa: F401  （你会用到 math.sqrt）" in translated and 'name="relu"' in translated
     compile(translated, "<skeleton>", "exec")
     every = [text.english for kata in KATAS for text in texts.skeleton_texts(kata)]
     assert len(every) > 100 and all(kata.file in texts.catalogs()[texts.kata_catalog(kata)][-1].where

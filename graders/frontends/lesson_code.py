@@ -5,7 +5,9 @@ by the learner: print labels (``print("interleaved equals PyTorch:", ...)``), pl
 and legends, docstrings and comments. Those pieces are catalog entries (the kata's catalog,
 gathered by graders.frontends.texts) and ``notebooks/build.py`` swaps each for its
 translation when it builds a notebook in another language; the English notebooks keep the
-lesson's code byte for byte.
+lesson's code byte for byte. The exercise cell (the kata's skeleton) is translated the same
+way, its docstrings, ``NotImplementedError`` messages and ``# noqa`` asides only
+(:func:`skeleton_pieces`).
 
 Which strings: a string literal (plain or f-string) holding a word of two or more letters,
 written where it is shown — an argument of ``print`` or of a plotting call's text
@@ -42,7 +44,7 @@ _PREFIX = re.compile(r"^([A-Za-z]*)('''|\"\"\"|'|\")")
 _COMMENT = re.compile(r"#+\s*")
 _IDENTIFIER = re.compile(r"\w+(?:[._]\w+)+")  # in_proj_weight, out_proj.bias
 _TOOL_COMMENT = re.compile(r"#\s*(noqa|type:|pragma|fmt:|kata:)")  # kata: the build's markers
-_TOOL_ASIDE = re.compile(r"#\s*noqa\b[^(]*\((.+)\)\s*$")  # "# noqa: F401  (math.log may help)"
+_TOOL_ASIDE = re.compile(r"#\s*noqa\b[^(]*(\(.+\))\s*$")  # "# noqa: F401  (math.log may help)"
 
 
 @dataclass(frozen=True)
