@@ -17,7 +17,8 @@ A notebook is, in order:
   4. the cells of ``notebooks/lessons/NN_name.py`` (jupytext "percent" format), in which
      two marker cells are replaced:
        ``# kata: exercise`` -> a markdown cell pointing to the problem, the skeleton file's
-                              source as a plain code cell, and the grading cell
+                              source as a plain code cell (its docstrings and messages in
+                              the notebook's language), and the grading cell
                               ``result = check("NN_name", <the skeleton's public names>)``;
        ``# kata: quiz``     -> the kata's questions (``QUESTIONS`` in graders/<module>/meta.py)
                               and the ``answers`` cell.
@@ -98,13 +99,13 @@ def quiz_answers_source(kata: Kata, answers: dict[int, object] | None = None) ->
     answers = answers or {}
     lines = ["answers = {"]
     for number, question in enumerate(quiz.questions(kata.id), start=1):
-        lines.append(f"    {number}: {answers.get(number)!r},  # {question.answer_format}")
+        lines.append(f"    {number}: {answers.get(number)!r},  # {question.answer_format_in_code}")
     lines += ["}", f'quiz_result = quiz("{kata.name}", answers)']
     return "\n".join(lines)
 
 
 def title_markdown(kata: Kata) -> str:
-    prerequisites = (", ".join(f"`{registry.get(p).name}`" for p in kata.prerequisites)
+    prerequisites = (i18n.listing(f"`{registry.get(p).name}`" for p in kata.prerequisites)
                      or _("none"))
     skeleton = kata.skeleton_path.relative_to(REPO_ROOT).as_posix()
     return (
@@ -196,6 +197,13 @@ def quiz_markdown(kata: Kata) -> str:
         "each answer is marked, and its reasoning shown once you have answered.") + "\n\n" + body
 
 
+def skeleton_source(kata: Kata) -> str:
+    """The exercise cell: the pristine skeleton, its docstrings and NotImplementedError
+    messages in the current language (its code as it is)."""
+    skeleton = kata.pristine_skeleton_path.read_text().rstrip("\n")
+    return lesson_code.translate(skeleton, i18n.translate, find=lesson_code.skeleton_pieces)
+
+
 def _lesson_cells(kata: Kata) -> list[tuple[str, str]]:
     """The lesson's cells as (cell_type, source), checked for exactly one of each marker."""
     lesson = jupytext.reads(lesson_path(kata).read_text(), fmt="py:percent")
@@ -220,7 +228,7 @@ def _build(kata: Kata, language: str) -> nbformat.NotebookNode:
              new_code_cell(setup_source(language))]
     for cell_type, source in _lesson_cells(kata):
         if cell_type == "code" and source == EXERCISE_MARKER:
-            skeleton = kata.pristine_skeleton_path.read_text().rstrip("\n")
+            skeleton = skeleton_source(kata)
             cells += [new_markdown_cell(exercise_markdown(kata)),
                       new_code_cell(skeleton, metadata={"tags": [SKELETON_TAG]}),
                       new_code_cell(grading_source(kata), metadata={"tags": [GRADING_TAG]})]

@@ -123,6 +123,7 @@ def test_kata_hint_in_chinese(sandbox, chinese, fake_translation):
     status, out = sandbox.run("hint", "3")
     assert status == 0
     assert "提示 1/3" in out and "点拨" in out and kata.name in out
+    assert f"（点拨）· {kata.name}" in out  # a middle dot, not " - " (zh review #39)
     assert "先想一想每个头的形状。" in out  # the rung, looked up in the catalogs
 
 
@@ -190,7 +191,7 @@ def test_a_failing_pytest_verdict_in_chinese(tmp_path):
     environ = {**os.environ, i18n.LANGUAGE_ENV: "zh-CN"}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", str(ATTENTION.folder), "--impl", str(mutant), "-q",
-         "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0", "-x"],
+         "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0"],
         cwd=REPO_ROOT, env=environ, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     out = run.stdout
@@ -199,6 +200,21 @@ def test_a_failing_pytest_verdict_in_chinese(tmp_path):
     assert "[missing-scale]" in out
     assert "提示：" in out
     assert "练习（kata）记分板" in out  # the scoreboard
+    failing = next(line.strip() for line in out.splitlines() if line.strip().startswith("未通过："))
+    assert "、" in failing and "，" not in failing, failing  # a list of names: 、 (zh review #36)
+
+
+def test_lists_of_names_in_chinese(chinese):
+    """zh review of 15–19, #36 and #39: names listed with 、, the quiz's letters as one types
+    them (A、B、C 或 D), as Python strings in a notebook's answers cell."""
+    from graders.core.quizzes import letter_choices
+
+    assert i18n.listing(["`12_rope`", "`13_gqa`"]) == "`12_rope`、`13_gqa`"
+    assert letter_choices(4) == "A、B、C 或 D" and letter_choices(2) == "A 或 B"
+    assert letter_choices(4, code=True) == "'A'、'B'、'C' 或 'D'"
+    with i18n.speaking("en"):
+        assert i18n.listing("abc") == "a, b, c" and letter_choices(3) == "'A', 'B', 'C'"
+        assert letter_choices(3, code=True) == "'A', 'B', 'C'"
 
 
 def test_a_verdict_shows_the_mistake_as_looked_up(tmp_path, chinese, fake_translation):

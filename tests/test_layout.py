@@ -192,6 +192,57 @@ def test_hint_rungs_and_list_keep_atoms_whole(sandbox, language):
             shutil.rmtree(sandbox / ".kata")  # the hints again from the first
 
 
+def split_titles(shown: str, titles: list[str]) -> list[str]:
+    """The titles that a table's first column breaks inside a word: anywhere but at a space,
+    after Chinese punctuation (，、：；）) or before （. A stacked layout prints each title on
+    a line of its own."""
+    lines = ANSI_ESCAPE.sub("", shown).splitlines()
+    fragments = [cells[1].strip() for line in lines if (cells := line.split("│"))[0] == ""
+                 and len(cells) > 2 and cells[1].strip()]
+    header = next((line for line in lines if line.startswith(i18n.translate("check") + " ")), None)
+    if not fragments and header:  # a table without a frame: the first column's cells
+        width = len(header) - len(header[len(i18n.translate("check")):].lstrip())
+        width = layout.display_width(header[:width])
+        body = lines[lines.index(header) + 1:]
+        for line in body[:next((n for n, line in enumerate(body) if not line.strip()), len(body))]:
+            cut = next((n for n in range(len(line) + 1)
+                        if layout.display_width(line[:n]) >= width), len(line))
+            fragments += [line[:cut].strip()] if line[:cut].strip() else []
+    if not fragments:
+        return [title for title in titles if title not in [line.strip() for line in lines]]
+    found, rest = [], iter(fragments)
+    for title in titles:
+        pieces = [next(rest)]
+        while "".join(pieces).replace(" ", "") != title.replace(" ", ""):
+            pieces.append(next(rest))
+        at = 0
+        for piece in pieces[:-1]:
+            at = title.index(piece, at) + len(piece)
+            if not (title[at] == " " or title[at - 1] in "，、：；）" or title[at] == "（"):
+                found.append(f"{title!r} broken as {pieces}")
+    return found
+
+
+@pytest.mark.parametrize("kata, slug", [("13", "kv-cache-dtype-ignored"),
+                                        ("16", "top-p-drops-crossing-token"),
+                                        ("18", "window-off-by-one")])
+def test_check_titles_are_never_split_inside_a_word(kata, slug, tmp_path):
+    """zh review of 15–19, #40: at 100 columns the title column got 14–24 cells and showed
+    "大小为 1 和不" / "小于 n 的窗" / "口、大量汇聚点". A title now breaks only between words,
+    or the table is stacked."""
+    kata = registry.get(kata)
+    with i18n.speaking("zh-CN"):
+        result = session.grade(kata.id, mutant_file(kata, slug, tmp_path))
+        assert slug in result.slugs
+        titles = [check.label for check in result.checks]
+        for width in (100, 120, 140):
+            shown = rendered(result, *terminal(width))
+            assert_laid_out(shown, rendered(result, *pipe(), plain=True), width)
+            assert not split_titles(shown, titles), (width, split_titles(shown, titles), shown)
+    assert split_titles("│ 大小为 1 和不 │\n│ 小于 n 的窗 │\n│ 口、大量汇聚点 │",
+                        ["大小为 1 和不小于 n 的窗口、大量汇聚点"])  # what the review saw
+
+
 @pytest.mark.parametrize("text, width, lines", [
     ("hint: view(b, n, h, d) first, then transpose(1, 2) to (b, h, n, d)", 24,
      ["hint: view(b, n, h, d)", "first, then", "transpose(1, 2) to", "(b, h, n, d)"]),

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import io
 import math
+import re
+import tokenize
 
 import nbformat
 import pytest
@@ -88,7 +91,12 @@ def test_notebook_ships_clean_with_the_skeleton_and_no_solution(kata, language):
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, "clear the outputs"
     skeleton = kata.pristine_skeleton_path.read_text()
-    assert tagged_cell(notebook, build.SKELETON_TAG).source == skeleton.rstrip("\n")
+    shown = tagged_cell(notebook, build.SKELETON_TAG).source
+    if language == i18n.ENGLISH:
+        assert shown == skeleton.rstrip("\n")
+    else:  # its docstrings, NotImplementedError messages and asides translated, its code kept
+        assert _code_tokens(shown) == _code_tokens(skeleton)
+        assert re.search("[\u4e00-\u9fff]", shown) and "README.md" not in shown
     # No statement of the reference that the skeleton lacks (long enough to be telling, not
     # an import, a comment or a docstring) may appear in any code cell.
     code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
@@ -112,6 +120,12 @@ def test_problem_statement_speaks_of_the_notebook(kata, language):
         assert folder_words not in problem, f"the problem cell still says {folder_words!r}"
     assert notebook_edit in problem and notebook_grading in problem
     assert "pytest katas/" in kata.readme_path.read_text(), "the README itself keeps them"
+
+
+def _code_tokens(source: str) -> list[tuple[int, str]]:
+    """A source's tokens but its strings and comments: its code."""
+    tokens = tokenize.generate_tokens(io.StringIO(source.rstrip("\n") + "\n").readline)
+    return [(t.type, t.string) for t in tokens if t.type not in (tokenize.STRING, tokenize.COMMENT)]
 
 
 def _code_of(line: str) -> str:

@@ -34,9 +34,10 @@ from graders.core.report import GradingFailure, NotImplementedYet, checked_line,
 # Graded inputs are tiny: a correct call takes milliseconds. KATA_TIME_LIMIT (seconds)
 # overrides the limit, e.g. to keep the self-tests' endless loops short.
 CALL_TIME_LIMIT_S = float(os.environ.get("KATA_TIME_LIMIT") or 10)
-# The untouched skeleton's message: left out of the verdict, whose closing line already names
-# the README in the learner's language.
-SKELETON_MESSAGE = re.compile(r"see katas/[\w.-]+/README\.md")
+# The untouched skeleton's message ("see katas/NN/README.md", or a notebook's translation of
+# it, "见 katas/NN/README.zh-CN.md"): left out of the verdict, whose closing line already
+# names the README in the learner's language.
+SKELETON_MESSAGE = re.compile(r"\S{0,8} ?katas/[\w.-]+/README(\.[\w-]+)?\.md")
 # What learner code prints while graded is captured, never shown in full: the checks judge
 # the results alone, and the report notes how much was printed, with its first line cut to
 # this length (megabytes of debug output would flood a terminal or a notebook).

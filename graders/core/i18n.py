@@ -175,6 +175,22 @@ def N_(text: str, /) -> str:
     return text
 
 
+def listing(items, last: str | None = None) -> str:
+    """Names listed as the language writes them: ``a, b, c`` in English, ``a、b、c`` in
+    Chinese (whose ``，`` separates clauses, not names). With ``last`` (a message with the
+    fields ``{items}`` and ``{last}``), the last name joins the list through it instead
+    (e.g. ``"{items}, {last}"``, Chinese ``"{items} 或 {last}"``: "A、B、C 或 D")."""
+    items = [str(item) for item in items]
+    if not items:
+        return ""
+    joined = items[0]
+    for index, item in enumerate(items[1:], start=2):
+        # Translators: one more name of a list ("a, b" -> "a、b"); the last one may differ.
+        message = last if last is not None and index == len(items) else N_("{items}, {item}")
+        joined = translate(message).format(items=joined, item=item, last=item)
+    return joined
+
+
 # --------------------------------------------------------------------------- display width
 # Laying text out for a terminal is graders.core.layout's work (where a line may break:
 # never inside a slug, a code span or a shape; between Chinese characters by display width).

@@ -49,6 +49,7 @@ _UNDERSCORE = re.compile(r"(?<![\w`\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?!\w)")
 _CODE = re.compile(r"`([^`\n]+)`")
 CODE_STYLE = "bold cyan"
 SHORT_COLUMN = 12  # columns up to this wide are never wrapped in a table
+TITLE_COLUMN = 24  # a table's first column (its rows' titles) is at least this wide, or stacked
 
 
 def _emphasis(plain: str, pattern: re.Pattern) -> list[re.Match]:
@@ -176,11 +177,14 @@ _OPERATORS = {"+", "-", "*", "/", "//", "%", "@", "=", "==", "!=", "<", ">", "<=
               "×", "−", "·", "->", "→", "÷", "≈", "≤", "≥"}
 
 
-def atoms(line: str, limit: int = 10**6, code: Iterable[int] = ()) -> list[tuple[int, int]]:
+def atoms(line: str, limit: int = 10**6, code: Iterable[int] = (),
+          words: bool = False) -> list[tuple[int, int]]:
     """The atoms of one line of text, as ``(start, end)`` offsets; a line may break only
     between two of them. A formula's operator (``s + i``) holds its neighbours together.
     ``limit``: the widest an atom may be (wider ones open up, see the module docstring).
-    ``code``: offsets of characters that were backticked code."""
+    ``code``: offsets of characters that were backticked code. ``words``: a run of Chinese
+    characters is one atom, broken only after its punctuation (``，``, ``、``, ``：``) or at a
+    space, never inside a word (a table's titles: "缓" / "存保留位置" is never shown)."""
     code = set(code)
     spans: list[list[int]] = []
     holds: list[bool] = []  # whether the span ends with an operator, holding on to the next
@@ -191,6 +195,9 @@ def atoms(line: str, limit: int = 10**6, code: Iterable[int] = ()) -> list[tuple
             continue
         start = i
         i = i + 1 if _is_cjk(line[i]) and i not in code else _word_end(line, i, code)
+        while (words and i < len(line) and _is_cjk(line[i]) and i not in code
+               and line[i - 1] not in _CLOSERS and line[i] not in _OPENERS):
+            i += 1
         while i < len(line) and line[i] in _CLOSERS and i not in code:
             i += 1
         i = max(i, start + 1)
@@ -214,11 +221,11 @@ def atoms(line: str, limit: int = 10**6, code: Iterable[int] = ()) -> list[tuple
     return out
 
 
-def widest_atom(text: str) -> int:
+def widest_atom(text: str, words: bool = False) -> int:
     """Columns of the widest atom in ``text`` (markers stripped): the narrowest it can be laid
-    out without breaking one."""
+    out without breaking one (``words``: see :func:`atoms`)."""
     return max((cell_len(line[s:e]) for line in strip_markers(text).splitlines()
-                for s, e in atoms(line)), default=0)
+                for s, e in atoms(line, words=words)), default=0)
 
 
 def _cut(line: str, start: int, end: int, width: int) -> list[tuple[int, int]]:
@@ -234,7 +241,8 @@ def _cut(line: str, start: int, end: int, width: int) -> list[tuple[int, int]]:
     return pieces
 
 
-def break_line(line: str, width: int, code: Iterable[int] = ()) -> tuple[str, list[tuple[int, int]]]:
+def break_line(line: str, width: int, code: Iterable[int] = (),
+               words: bool = False) -> tuple[str, list[tuple[int, int]]]:
     """Where one line of text breaks at ``width`` columns: its indent (leading spaces, kept on
     every piece, so that a verdict's indented detail stays indented) and the ``(start, end)``
     offsets of its pieces."""
@@ -244,7 +252,7 @@ def break_line(line: str, width: int, code: Iterable[int] = ()) -> tuple[str, li
         indent = indent[:width // 2]
     room = max(1, width - cell_len(indent))
     pieces: list[tuple[int, int]] = []
-    for start, end in atoms(line, room, code):
+    for start, end in atoms(line, room, code, words):
         if cell_len(line[start:end]) > room:
             pieces.extend(_cut(line, start, end, room))
         elif pieces and cell_len(line[pieces[-1][0]:end]) <= room:
@@ -318,15 +326,16 @@ class Prose:
     """A text laid out by this module's rules at whatever width rich gives it: in a table
     cell, the column's width; printed alone, the console's."""
 
-    def __init__(self, text: str | Text, style: str = "", hang: int = 0):
+    def __init__(self, text: str | Text, style: str = "", hang: int = 0, words: bool = False):
         """``hang``: how much further than the first line the following lines are indented
-        (a list item's text under its text, not under its bullet)."""
+        (a list item's text under its text, not under its bullet). ``words``: Chinese breaks
+        only at punctuation or spaces, never inside a word (see :func:`atoms`)."""
         from rich.text import Text
 
         text = _show_emphasis(text.copy() if isinstance(text, Text) else Text(text))
         if style:
             text.stylize(style)
-        self.text, self.hang = text, hang
+        self.text, self.hang, self.words = text, hang, words
 
     def _lines(self, width: int, with_colour: bool) -> list[Text]:
         from rich.text import Text
@@ -334,7 +343,7 @@ class Prose:
         out: list[Text] = []
         for paragraph in self.text.split("\n", allow_blank=True) or [Text("")]:
             shown, code = _show_code(paragraph, with_colour)
-            indent, pieces = break_line(shown.plain, max(1, width - self.hang), code)
+            indent, pieces = break_line(shown.plain, max(1, width - self.hang), code, self.words)
             for number, (start, end) in enumerate(pieces):
                 line = Text(indent + " " * (self.hang if number else 0)) + shown[start:end]
                 line.rstrip()
@@ -346,7 +355,8 @@ class Prose:
 
         plain = self.text.plain.replace("`", "")
         widest = max((cell_len(line) for line in plain.splitlines()), default=0)
-        return Measurement(min(widest_atom(plain), options.max_width), min(widest, options.max_width))
+        return Measurement(min(widest_atom(plain, self.words), options.max_width),
+                           min(widest, options.max_width))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.segment import Segment
@@ -418,7 +428,7 @@ def _stacked(console: Console, header: Sequence[str], rows: Sequence[Sequence]) 
     from graders.core.i18n import _
 
     for row in rows:
-        console.print(Prose(_as_text(row[0]), "bold"))
+        console.print(Prose(_as_text(row[0]), "bold", words=True))
         for name, cell in zip(header[1:], row[1:]):
             cell = _as_text(cell)
             if cell.plain.strip():
@@ -450,12 +460,15 @@ def print_table(console: Console, header: Sequence[str], rows: Sequence[Sequence
         return
     texts = [[_as_text(cell) for cell in row] for row in rows]
     measured = [[_as_text(cell).plain for cell in row] for row in measure_rows or rows]
-    lowest = [max(widest_atom(name), *(widest_atom(row[n]) for row in measured))
+    lowest = [max(widest_atom(name), *(widest_atom(row[n], words=n == 0) for row in measured))
               for n, name in enumerate(header)]
     highest = [max(cell_len(name), *(_widest_line(row[n]) for row in measured))
                for n, name in enumerate(header)]
     # A short column (a status, a tier, "核心") is not wrapped at all: only long text may be.
     lowest = [max(low, min(high, SHORT_COLUMN)) for low, high in zip(lowest, highest)]
+    # The first column names each row (a check's title): it breaks only between words, and
+    # gets its longest name's width up to TITLE_COLUMN, or the table is stacked.
+    lowest[0] = max(lowest[0], min(highest[0], TITLE_COLUMN))
     # Box drawing costs three columns a column: drop it before stacking.
     for frame in ([box.HEAVY_HEAD, None] if boxed else [None]):
         overhead = 3 * len(header) + 1 if frame else 2 * (len(header) - 1)
@@ -466,7 +479,7 @@ def print_table(console: Console, header: Sequence[str], rows: Sequence[Sequence
         for name, width in zip(header, widths):
             table.add_column(name, width=width)
         for row in texts:
-            table.add_row(*map(Prose, row))
+            table.add_row(Prose(row[0], words=True), *map(Prose, row[1:]))
         console.print(table)
         return
     _stacked(console, header, rows)

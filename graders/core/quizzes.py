@@ -11,7 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from graders.core.i18n import _, translate
+from graders.core.i18n import N_, _, listing, translate
 
 INTEGER, NUMBER, CHOICE = "integer", "number", "choice"  # the kinds of answer
 CORRECT, WRONG, UNANSWERED = "correct", "wrong", "unanswered"
@@ -40,7 +40,14 @@ class Question:
         if self.kind == NUMBER:
             return _("a number (within {tolerance})", tolerance=percent(self.rel_tolerance))
         return _("a letter: {letters}",
-                 letters=", ".join(repr(letter) for letter in letters(len(self.choices))))
+                 letters=letter_choices(len(self.choices)))
+
+    @property
+    def answer_format_in_code(self) -> str:
+        """:attr:`answer_format` as a notebook's answers cell says it: a letter is a string."""
+        if self.kind != CHOICE:
+            return self.answer_format
+        return _("a letter: {letters}", letters=letter_choices(len(self.choices), code=True))
 
     @property
     def shown_answer(self) -> str:
@@ -86,6 +93,13 @@ def percent(fraction: float) -> str:
 
 def letters(count: int) -> tuple[str, ...]:
     return tuple("ABCDEFGH"[:count])
+
+
+def letter_choices(count: int, code: bool = False) -> str:
+    """The letters a learner may type, listed: "'A', 'B', 'C', 'D'" (Chinese: A、B、C 或 D);
+    ``code``: as Python strings in every language (a notebook's answers cell)."""
+    shown = [repr(letter) if code else _("'{letter}'", letter=letter) for letter in letters(count)]
+    return listing(shown, last=N_("{items}, {last}"))
 
 
 def _as_number(given) -> float | None:

@@ -5,11 +5,14 @@ by the learner: print labels (``print("interleaved equals PyTorch:", ...)``), pl
 and legends, docstrings and comments. Those pieces are catalog entries (the kata's catalog,
 gathered by graders.frontends.texts) and ``notebooks/build.py`` swaps each for its
 translation when it builds a notebook in another language; the English notebooks keep the
-lesson's code byte for byte.
+lesson's code byte for byte. The exercise cell (the kata's skeleton) is translated the same
+way, its docstrings, ``NotImplementedError`` messages and ``# noqa`` asides only
+(:func:`skeleton_pieces`).
 
 Which strings: a string literal (plain or f-string) holding a word of two or more letters,
 written where it is shown — an argument of ``print`` or of a plotting call's text
-(``set_title``, ``set(title=..., xlabel=...)``, ``label=``), or not inside any call at all
+(``set_title``, ``set(title=..., xlabel=...)``), a text keyword of any call (a legend's
+``label=`` in ``plot``, ``bar``, ``axvline``, ...), or not inside any call at all
 (a label in a tuple, a docstring, a name compared with such a label). A string handed to
 any other call (``device="meta"``, ``cmap="viridis"``, ``float("-inf")``, state-dict keys)
 is code and never translated. Every comment with a word in it is translated too.
@@ -30,7 +33,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Callable
 
-# Calls whose string arguments are read by the learner, and their keywords that are text.
+# Calls whose string arguments are read by the learner, and the keywords that are text in
+# any call (a legend's label=, a title=).
 SHOWN_CALLS = {"print", "display", "set", "set_title", "set_xlabel", "set_ylabel", "suptitle",
                "title", "xlabel", "ylabel", "text", "annotate", "legend"}
 TEXT_KEYWORDS = {"label", "title", "xlabel", "ylabel"}
@@ -40,6 +44,7 @@ _PREFIX = re.compile(r"^([A-Za-z]*)('''|\"\"\"|'|\")")
 _COMMENT = re.compile(r"#+\s*")
 _IDENTIFIER = re.compile(r"\w+(?:[._]\w+)+")  # in_proj_weight, out_proj.bias
 _TOOL_COMMENT = re.compile(r"#\s*(noqa|type:|pragma|fmt:|kata:)")  # kata: the build's markers
+_TOOL_ASIDE = re.compile(r"#\s*noqa\b[^(]*(\(.+\))\s*$")  # "# noqa: F401  (math.log may help)"
 
 
 @dataclass(frozen=True)
@@ -75,10 +80,10 @@ def _shown_string_spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int,
             if isinstance(parent, ast.Call):
                 if parent.func is child:
                     shown = False  # ", ".join(...): the receiver of a method is code
-                elif _call_name(parent) in SHOWN_CALLS:
-                    shown = (not isinstance(child, ast.keyword)) or keyword in TEXT_KEYWORDS
+                elif isinstance(child, ast.keyword):  # label="draws" in any plotting call
+                    shown = keyword in TEXT_KEYWORDS
                 else:
-                    shown = False
+                    shown = _call_name(parent) in SHOWN_CALLS
                 break
             child, parent = parent, parents.get(parent)
         if shown:
@@ -119,10 +124,59 @@ def pieces(source: str) -> list[Piece]:
     return found
 
 
-def translate(source: str, lookup: Callable[[str], str]) -> str:
-    """``source`` with every piece replaced by ``lookup(piece)`` (English when it has none)."""
+def _docstring_or_message(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, byte column) of the docstrings of a module, its classes and functions, and of
+    the string arguments of ``raise NotImplementedError(...)``."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                found.add((first.value.lineno, first.value.col_offset))
+        if (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+                and _call_name(node.exc) == "NotImplementedError"):
+            found |= {(arg.lineno, arg.col_offset) for arg in node.exc.args
+                      if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
+    return found
+
+
+def skeleton_pieces(source: str) -> list[Piece]:
+    """The words of a kata's skeleton a notebook in another language shows translated: its
+    docstrings (the module's, each class's and function's), its ``NotImplementedError``
+    messages and the asides of its ``# noqa`` comments. Its code, and so every name,
+    signature and shape, stays as it is."""
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    wanted = _docstring_or_message(ast.parse(source))
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        (row, column), (end_row, end_column) = token.start, token.end
+        aside = _TOOL_ASIDE.match(token.string) if token.type == tokenize.COMMENT else None
+        if aside and _WORD.search(aside.group(1)):  # import math  # noqa: F401  (you will want ...)
+            start = starts[row - 1] + column + aside.start(1)
+            found.append(Piece("comment", aside.group(1), start, start + len(aside.group(1))))
+        if token.type != tokenize.STRING:
+            continue
+        if (row, len(lines[row - 1][:column].encode())) not in wanted:
+            continue
+        prefix = _PREFIX.match(token.string).group()
+        quote = prefix.lstrip("rRbBuUfF")
+        text = token.string[len(prefix):len(token.string) - len(quote)]
+        if _WORD.search(text):
+            found.append(Piece("string", text, starts[row - 1] + column + len(prefix),
+                               starts[end_row - 1] + end_column - len(quote), prefix))
+    return found
+
+
+def translate(source: str, lookup: Callable[[str], str],
+              find: Callable[[str], list[Piece]] = pieces) -> str:
+    """``source`` with every piece (of a lesson's code cell, or ``find``'s: e.g.
+    :func:`skeleton_pieces`) replaced by ``lookup(piece)`` (English when it has none)."""
     out, cursor = [], 0
-    for piece in pieces(source):
+    for piece in find(source):
         out += [source[cursor:piece.start], lookup(piece.english)]
         cursor = piece.end
     return "".join(out) + source[cursor:]

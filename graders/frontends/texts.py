@@ -18,7 +18,8 @@ The catalogs (see :mod:`graders.core.i18n` for the lookup):
   lesson prose (each markdown cell of ``notebooks/lessons/NN_name.py``, and the print
   labels, plot titles and comments of its code cells: graders.frontends.lesson_code) and the
   literal messages of its own package (``graders/<module>/``: check titles, what each check
-  compares, on which input), so that a kata's texts live with the kata.
+  compares, on which input), then its skeleton's docstrings and NotImplementedError messages
+  (a notebook's exercise cell), so that a kata's texts live with the kata.
 
 ``update`` keeps every translation whose English text is unchanged, adds the new English
 texts untranslated, and drops the texts that are gone, so a catalog always lists exactly
@@ -105,6 +106,17 @@ def lesson_code_texts(kata: Kata) -> list[Text]:
             for piece in lesson_code.pieces(cell)]
 
 
+def skeleton_texts(kata: Kata) -> list[Text]:
+    """The skeleton's docstrings and NotImplementedError messages, as a notebook's exercise
+    cell shows them (the ``katas/`` file itself stays English)."""
+    source = kata.pristine_skeleton_path.read_text()
+    return [Text(piece.english, f"kata {kata.id}: exercise cell (the skeleton {kata.file}), "
+                 + ("comment" if piece.kind == "comment" else
+                    f"{piece.prefix}...{piece.prefix.lstrip('rRuU')} literal: translate the "
+                    "prose, keep code, names, shapes and line breaks"), piece)
+            for piece in lesson_code.skeleton_pieces(source)]
+
+
 def kata_folder(kata: Kata) -> str:
     """``graders/attention/``: the package of ``kata``'s grader and meta, as ``Text.where``
     names the files in it."""
@@ -136,7 +148,7 @@ def catalogs() -> dict[str, list[Text]]:
         (grader_messages[owner] if owner else core_messages).append(text)
     found = {MESSAGES: core_messages, MISTAKES_CATALOG: mistake_texts()}
     found |= {kata_catalog(kata): kata_texts(kata) + grader_messages[kata_catalog(kata)]
-              for kata in KATAS}
+              + skeleton_texts(kata) for kata in KATAS}
     seen: set[str] = set()
     unique: dict[str, list[Text]] = {}
     for name, texts in found.items():  # a text shared by two catalogs is translated once
@@ -322,7 +334,7 @@ def problems(language: str) -> list[str]:
     every = {m.id: m.string for name in catalogs() if catalog_path(language, name).exists()
              for m in read(catalog_path(language, name)) if m.id and m.string}
     for kata in KATAS:
-        for text in lesson_code_texts(kata):
+        for text in lesson_code_texts(kata) + skeleton_texts(kata):
             if text.english in every:
                 found += [f"{kata_catalog(kata)} ({text.where}): {problem}"
                           for problem in lesson_code.problems(text.piece, every[text.english])]
