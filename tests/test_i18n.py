@@ -161,15 +161,9 @@ DRIFTED_ZH = {
     # zh review of katas 15–19 (2026-11-28), #34 and across katas:
     "给出它的名字": "给出错误名", "面试官的追问": "面试官追问", "评测本文件夹": "为本文件夹中的",
     "评分本文件夹": "为本文件夹中的", "认出常见错误": "认出经典错误", "（查询, 键）": "（查询，键）",
-}
-# Variants katas 15–19's own texts still used when the glossary was extended: their fixes
-# land with the branches that edit those katas (k15-16, k17-18, k19-14). After merging
-# them, the integrator enables these by moving them into DRIFTED_ZH (ENABLE_15_19 = True).
-DRIFTED_ZH_15_19 = {
     "主干": "残差流", "左侧填充": "左填充", "长位置": "位置很大时", "不同行 {": "个不同的行",
     "指数竞赛": "指数竞速法", "键值缓存内存": "显存", "少多少倍": "多少倍", "下一 token": "预测下一个 token",
 }
-ENABLE_15_19 = False
 
 
 def chinese_texts() -> dict[str, str]:
@@ -201,8 +195,8 @@ def test_a_chinese_hint_that_ends_in_code_has_no_full_stop():
 
 def test_chinese_never_uses_a_drifted_rendering():
     glossary = (i18n.LOCALES_DIR / "zh_CN" / "GLOSSARY.md").read_text()
-    assert all(term in glossary for term in [*DRIFTED_ZH.values(), *DRIFTED_ZH_15_19.values()])
-    drifted = DRIFTED_ZH | (DRIFTED_ZH_15_19 if ENABLE_15_19 else {})
+    assert all(term in glossary for term in DRIFTED_ZH.values())
+    drifted = DRIFTED_ZH
     off = [f"{name}: {variant!r} (the glossary says {term!r})"
            for name, text in chinese_texts().items()
            for unwrapped in [re.sub(r"\n\s*", "", text)]  # also where a line break splits it
