@@ -99,8 +99,7 @@ def run_quiz(kata: Kata, console: Console, read_line: Callable[[str], str | None
 def cmd_quiz(app: App, args: argparse.Namespace) -> int:
     """A kata's interviewer follow-up questions, asked and marked one by one (see
     run_quiz). Nothing is recorded."""
-    app.refuse_during_mock(_("a mock interview of {kata} is running: the quiz, which explains "
-                             "its answers, must wait until you hand it in (kata mock --submit)."))
+    app.refuse_during_mock("refused.quiz")
     kata = resolve(args.kata) if args.kata else app.first_unfinished(app.store.read())
     if kata is None:
         app.print(_("Every kata passes: name one to quiz yourself on, e.g. kata quiz 03"))
