@@ -7,26 +7,24 @@ grading cell and ``pytest katas/NN_name`` alike. They come back with the verdict
 :func:`hidden_verdict` strip; the recorded results keep everything (the report needs the
 slugs).
 
-The running mock is read from the learner's state file, ``.kata/state.json`` of the copy
-of the repository (written by :mod:`graders.frontends.cli`).
+The running mock is read from the learner's state file of the copy of the repository
+(:mod:`graders.core.statefile`; written by :mod:`graders.practice.state`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
+from graders.core import statefile
 from graders.core.results import KataResult
-
-STATE_FILE = Path(".kata") / "state.json"
 
 
 def running_mock_kata(root: Path) -> str | None:
     """The kata of the mock interview running in the copy at ``root``, or None (no state
     file, no mock, or a state file that cannot be read: hiding never breaks grading)."""
     try:
-        mock = json.loads((root / STATE_FILE).read_text(encoding="utf-8")).get("mock")
+        mock = statefile.read_raw(statefile.state_path(root)).get("mock")
     except (OSError, ValueError, AttributeError):
         return None
     kata = mock.get("kata") if isinstance(mock, dict) else None

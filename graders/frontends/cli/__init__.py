@@ -26,10 +26,11 @@ has the same katas and skeletons; one command, one set of graders and one enviro
 keep the cached results (keyed by the graders' fingerprint) and the verdicts consistent,
 and nothing from the other copy is imported into this process.
 
-This package: main() and locating the copy here; the parser in ``parser``; the learner's
-state in ``state``; the App every command works through in ``app``; shared words and
-helpers in ``common``; one module per command or family (``listing``, ``check``, ``hint``,
-``watch``, ``reset`` (reset, restore, solution), ``mock``, ``quiz``, ``report``, ``serve``
+This package: main() and locating the copy here; the parser in ``parser``; the App (the
+practice service of graders.practice, with a terminal) in ``app``; the terminal's words for
+the service's messages in ``words``; shared helpers in ``common``; one module per command
+or family (``listing``, ``check``, ``hint``, ``watch``, ``reset`` (reset, restore,
+solution), ``mock``, ``quiz`` (asked and marked in the terminal), ``report``, ``serve``
 (starts the room of graders.frontends.serve)).
 """
 
@@ -61,7 +62,8 @@ from graders.frontends.cli.quiz import cmd_quiz
 from graders.frontends.cli.report import cmd_report
 from graders.frontends.cli.reset import cmd_reset, cmd_restore, cmd_solution
 from graders.frontends.cli.serve import cmd_serve
-from graders.frontends.cli.state import fresh_state  # noqa: F401
+from graders.frontends.cli.words import text
+from graders.practice.state import fresh_state  # noqa: F401
 from graders.frontends.cli.watch import cmd_watch
 
 ROOT_ENV_VAR = "KATA_ROOT"
@@ -138,10 +140,10 @@ def main(argv: list[str] | None = None, *, root: Path | str | None = None,
                 show_running_mock(app, mock)
         return COMMANDS[command](app, args)
     except UsageError as error:
-        app.console.print(f"kata: {error}", markup=False, highlight=False)
+        app.console.print(f"kata: {text(error)}", markup=False, highlight=False)
         return 2
     except Refused as refusal:
-        app.console.print(f"kata: {refusal}", markup=False, highlight=False, soft_wrap=True)
+        app.console.print(f"kata: {text(refusal)}", markup=False, highlight=False, soft_wrap=True)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -1,11 +1,11 @@
 """`kata serve`: the practice room in the browser, a Starlette app served by uvicorn.
 
-Every route works through the `kata` command's own functions: the App (state, files,
-backups, grading and recording), the commands' functions (cmd_reset, cmd_restore,
-cmd_solution, cmd_mock, submit_mock, cmd_report) with their printed words captured, and
-the hint ladder's reveal_next_hint. Only the grading differs in where it runs: in a
-subprocess with a time limit (graders.frontends.serve.grading), so that an endless loop or a
-crash in the learner's code gives a verdict and leaves the server running.
+Every route works through the practice service (graders.practice: state, files, backups,
+grading and recording, reset, restore, solution, mocks, hints, quizzes, the report), as the
+`kata` command does, and serializes what it returns; its messages and refusals are worded
+in the room's own words (graders.frontends.serve.words). Only the grading differs in where
+it runs: in a subprocess with a time limit (graders.frontends.serve.grading), so that an
+endless loop or a crash in the learner's code gives a verdict and leaves the server running.
 
 One learner, one server, several tabs: a route that writes a kata's file holds that
 kata's lock (a check of one kata never waits for another's, and hints, reads and the home
@@ -16,10 +16,8 @@ graders.frontends.serve.security.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
-import io
 import json
 import os
 import random
@@ -30,7 +28,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from rich.console import Console
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -39,16 +36,18 @@ from starlette.staticfiles import StaticFiles
 
 from graders.core import i18n, registry
 from graders.core.i18n import _, translate
-from graders.core.registry import HINT_LEVELS, Kata
+from graders.core.registry import Kata
 from graders.core.results import FAILING
-from graders.frontends import quiz as quiz_engine
-from graders.frontends.cli.app import App
-from graders.frontends.cli.common import (FILE_MISSING, TIME_RAN_OUT, Refused, UsageError,
-                                          clock_time, countdown,
-                                          difficulty_word, outcome_word,
-                                          hint_level, hint_level_word, last_attempt,
-                                          progress_line, progress_words, resolve, tracks)
-from graders.frontends.serve import security, verdicts
+from graders.frontends.serve import security, verdicts, words
+from graders.practice import Practice, files, hints
+from graders.practice import mock as mocks
+from graders.practice import quiz as quizzes
+from graders.practice.common import (FILE_MISSING, TIME_RAN_OUT, Refused, UsageError, clock_time,
+                                     countdown,
+                                     difficulty_word, hint_level, hint_level_word, last_attempt,
+                                     outcome_word, progress_line, progress_words, resolve, tracks)
+from graders.practice.report import build_report, report_markdown
+from graders.practice.state import write_atomically
 from graders.frontends.serve.grading import grade_in_subprocess
 
 STATIC = Path(__file__).with_name("static")
@@ -71,8 +70,8 @@ def sha(data: bytes) -> str:
 KATA_KEY = re.compile(r"\s*[A-Za-z0-9_-]{1,40}\s*")
 
 
-class RoomApp(App):
-    """The App as the room uses it: a kata's file, README and backups only where they are
+class RoomApp(Practice):
+    """The practice service as the room uses it: a kata's file, README and backups only where they are
     this checkout's own (graders.frontends.serve.security): a symlinked or hard-linked file,
     a symlinked kata folder or backups folder is refused (403) before anything is read or
     written, in every route (reset, restore and mocks use these too)."""
@@ -137,45 +136,29 @@ class Room:
         with self._locks_lock:
             return self._kata_locks.setdefault(kata.name, threading.Lock())
 
-    def app(self, output: io.StringIO | None = None) -> App:
-        console = Console(file=output or io.StringIO(), width=100, no_color=True,
-                          force_terminal=False, highlight=False)
-        app = RoomApp(root=self.root, console=console, clock=self.clock, rng=random.Random(),
-                      grader=self.grader, front_end="room")
+    def app(self) -> RoomApp:
+        app = RoomApp(root=self.root, clock=self.clock, rng=random.Random(), grader=self.grader,
+                      front_end="room")
         app.room = self
         return app
 
-    def run_command(self, command, **arguments) -> str:
-        """Run a `kata` command's function with ``arguments``; its printed words, or a
-        Failure (409 refused, 400 a usage error)."""
-        output = io.StringIO()
-        try:
-            command(self.app(output), argparse.Namespace(**arguments))
-        except Refused as refusal:
-            raise Failure(409, str(refusal)) from None
-        except UsageError as error:
-            raise Failure(400, str(error)) from None
-        return output.getvalue().strip()
-
-    def kata_file(self, app: App, kata: Kata) -> Path:
+    def kata_file(self, app: Practice, kata: Kata) -> Path:
         path = app.learner_file(kata)
         if not security.own_file(path, self.root / "katas" / kata.name):
             raise Failure(403, _("refused: {file} is not a plain file in its kata's folder",
                                  file=app.show_path(path)))
         return path
 
-    def read_file(self, app: App, kata: Kata) -> dict:
+    def read_file(self, app: Practice, kata: Kata) -> dict:
         path = self.kata_file(app, kata)
         data = path.read_bytes() if path.is_file() else b""
         return {"text": data.decode("utf-8", errors="replace"), "sha": sha(data),
                 "exists": path.is_file()}
 
-    def save(self, app: App, kata: Kata, body: dict) -> dict:
+    def save(self, app: Practice, kata: Kata, body: dict) -> dict:
         """Write the editor's text to the kata's file, unless the file changed on disk since
         the editor loaded it (``base``: its sha then) and ``force`` is not set: a 409 with the
         text on disk, so that the page offers it and loses neither."""
-        from graders.frontends.cli.state import write_atomically
-
         path = self.kata_file(app, kata)
         text = body.get("text")
         if not isinstance(text, str):
@@ -190,13 +173,13 @@ class Room:
         return {"sha": sha(data)}
 
 
-def kata_summary(app: App, state: dict, kata: Kata, status: str) -> dict:
+def kata_summary(app: Practice, state: dict, kata: Kata, status: str) -> dict:
     return {"id": kata.id, "name": kata.name, "title": translate(kata.title), "status": status,
             "status_text": progress_words(status), "difficulty": difficulty_word(kata.difficulty),
             "minutes": kata.target_minutes, "hints": f"{hint_level(state, kata)}/{len(kata.hints)}"}
 
 
-def mock_view(app: App, now: float) -> dict | None:
+def mock_view(app: Practice, now: float) -> dict | None:
     mock = app.store.read()["mock"]
     if mock is None:
         return None
@@ -210,12 +193,6 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                clock: Callable[[], float] = time.time, extra_hosts: tuple[str, ...] = ()) -> Starlette:
     """The room's web app for the repository copy at ``root``. ``extra_hosts``: further Host
     values to accept (the test client's "testserver")."""
-    from graders.frontends.cli.mock import cmd_mock, questions_only, settle_expired_mock, submit_mock
-    from graders.frontends.cli.report import cmd_report
-    from graders.frontends.cli.reset import cmd_reset, cmd_restore, cmd_solution
-    from graders.frontends.cli.hint import reveal_next_hint
-    from graders.core.catalogue import MISTAKES
-
     room = Room(root, token, grader=grader, clock=clock)
 
     def endpoint(handler, lock: str | None = None):
@@ -286,18 +263,19 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         try:
             return resolve(key, paths=False)
         except UsageError as error:
-            raise Failure(404, str(error)) from None
+            raise Failure(404, words.text(error)) from None
 
-    def settle(app: App) -> None:
+    def settle(app: Practice) -> None:
         """A mock past its deadline is handed in (graded) by the first request after it,
         under the room's lock; the others see it handed in."""
-        mock = app.store.read()["mock"]
-        if mock is None or room.clock() <= mock["deadline"]:
+        mock = mocks.expired(app)
+        if mock is None:
             return
         with room.lock, room.kata_lock(registry.get(mock["kata"])):
-            settle_expired_mock(app, app.console)
+            if mocks.expired(app) is not None:  # not handed in by a request before this one
+                mocks.submit(app)
 
-    def home(app: App, _kata, _body, _request) -> dict:
+    def home(app: Practice, _kata, _body, _request) -> dict:
         state = app.store.read()
         statuses, groups = {}, []
         for title, members in tracks(registry.KATAS):
@@ -314,34 +292,34 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         return {"tracks": groups, "progress": progress_line(statuses), "next": upcoming,
                 "mock": mock_view(app, room.clock())}
 
-    def texts(app: App, _kata, _body, _request) -> dict:
+    def texts(app: Practice, _kata, _body, _request) -> dict:
         return {"texts": verdicts.page_texts(), "mock": mock_view(app, room.clock())}
 
-    def kata_page(app: App, kata: Kata, _body, _request) -> dict:
+    def kata_page(app: Practice, kata: Kata, _body, _request) -> dict:
         state = app.store.read()
         mock = mock_view(app, room.clock())
         readme = app.readme(kata)
         source = readme.read_text(encoding="utf-8") if readme.is_file() else ""
         if mock and mock["kata"] == kata.name:
-            source = questions_only(source)
+            source = mocks.questions_only(source)
         return {**kata_summary(app, state, kata, app.known_status(state, kata) or ""),
                 "file": app.show_path(app.learner_file(kata)), "readme": verdicts.markdown(source),
                 "hints_total": len(kata.hints), "hints_used": hint_level(state, kata),
                 "backups": backups_count(app, kata), "mock": mock, **room.read_file(app, kata)}
 
-    def backups_count(app: App, kata: Kata) -> int:
+    def backups_count(app: Practice, kata: Kata) -> int:
         try:
             return len(app.backups(kata))
         except Failure:  # a symlinked backups folder: none the room will use
             return 0
 
-    def file_now(app: App, kata: Kata, _body, _request) -> dict:
+    def file_now(app: Practice, kata: Kata, _body, _request) -> dict:
         return room.read_file(app, kata)
 
-    def save(app: App, kata: Kata, body: dict, _request) -> dict:
+    def save(app: Practice, kata: Kata, body: dict, _request) -> dict:
         return room.save(app, kata, body)
 
-    def set_aside(app: App, kata: Kata, body: dict, _request) -> dict:
+    def set_aside(app: Practice, kata: Kata, body: dict, _request) -> dict:
         """Keep the editor's text as a backup of the kata (before the page loads the file
         another editor changed): Restore, or kata restore, brings it back."""
         text = body.get("text")
@@ -352,93 +330,68 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         return {"message": _("the editor's text is backed up as {backup} (Restore brings it back)",
                              backup=app.show_path(backup))}
 
-    def check(app: App, kata: Kata, body: dict, _request) -> dict:
+    def check(app: Practice, kata: Kata, body: dict, _request) -> dict:
         saved = room.save(app, kata, body)
         result = app.grade(kata, "check")
         mock = mock_view(app, room.clock())
         return {**saved, "verdict": verdicts.verdict(result, hidden=bool(mock and mock["kata"] == kata.name))}
 
-    def hint(app: App, kata: Kata, _body, _request) -> dict:
-        app.refuse_during_mock(_("a mock interview of {kata} is running: hints must wait until "
-                                 "you hand it in."))
-        level, exhausted = reveal_next_hint(app, kata)
-        rung = HINT_LEVELS[level - 1]
-        answer = {"level": level, "total": len(kata.hints), "exhausted": exhausted,
+    def hint(app: Practice, kata: Kata, _body, _request) -> dict:
+        level, exhausted = hints.reveal_next_hint(app, kata)
+        rung = hints.rung(kata, level)
+        answer = {"level": level, "total": rung["total"], "exhausted": exhausted,
                   "heading": _("hint {number}/{total} ({level}) - {kata}", number=level,
-                               total=len(kata.hints), level=hint_level_word(rung), kata=kata.name),
-                  "text": translate(kata.hints[level - 1]), "code": rung == "near-code"}
-        latest = last_attempt(app.store.read(), kata)
-        if latest and latest.get("slugs") and latest["slugs"][0] in MISTAKES:
-            mistake = MISTAKES[latest["slugs"][0]]
-            answer["mistake"] = {"slug": latest["slugs"][0], "explanation": translate(mistake.explanation),
-                                 "hint": translate(mistake.hint)}
+                               total=rung["total"], level=hint_level_word(rung["level"]),
+                               kata=kata.name),
+                  "text": rung["text"], "code": rung["code"]}
+        mistake = hints.last_mistake(app, kata)
+        if mistake is not None:
+            answer["mistake"] = {key: mistake[key] for key in ("slug", "explanation", "hint")}
         return answer
 
     def guarded(function):
-        def handler(app: App, kata: Kata, body: dict, request) -> dict:
+        def handler(app: Practice, kata: Kata, body: dict, request) -> dict:
             try:
                 return function(app, kata, body, request)
-            except Refused as refusal:
-                raise Failure(409, str(refusal)) from None
+            except Refused as refusal:  # the room's own words for it
+                raise Failure(409, words.text(refusal)) from None
+            except UsageError as error:
+                raise Failure(words.STATUS.get(error.key, 400), words.text(error)) from None
         return handler
 
-    def reset(app: App, kata: Kata, _body, _request) -> dict:
+    def reset(app: Practice, kata: Kata, _body, _request) -> dict:
         room.kata_file(app, kata)
-        message = room.run_command(cmd_reset, kata=kata.id, yes=True)
+        untouched = files.already_skeleton(app, kata)
+        message = words.text(untouched) if untouched else words.lines(files.reset(app, kata).messages)
         return {"message": message, **room.read_file(app, kata)}
 
-    def restore(app: App, kata: Kata, _body, _request) -> dict:
+    def restore(app: Practice, kata: Kata, _body, _request) -> dict:
         room.kata_file(app, kata)
-        mock = app.running_mock()
-        if mock is not None and mock["kata"] == kata.name:  # the room's words, not the CLI's
-            raise Failure(409, _("a mock interview of {kata} is running: bringing back a backup "
-                                 "must wait until you hand it in (Hand in).", kata=kata.name))
-        if not app.backups(kata):
-            return {"message": _("{kata} has no backups yet: Reset and a mock interview make "
-                                 "one before they replace your file.", kata=kata.name),
-                    **room.read_file(app, kata)}
-        message = room.run_command(cmd_restore, kata=kata.id, backup=None, list=False)
+        message = words.lines(files.restore(app, kata).messages)  # the latest backup
         return {"message": message, **room.read_file(app, kata)}
 
-    def solution(app: App, kata: Kata, _body, _request) -> dict:
-        app.refuse_during_mock(_("a mock interview of {kata} is running: the solution must "
-                                 "wait until you hand it in (Hand in)."))
-        room.run_command(cmd_solution, kata=kata.id, yes=True)
-        return {"solution": kata.solution_path.read_text(encoding="utf-8"),
+    def solution(app: Practice, kata: Kata, _body, _request) -> dict:
+        return {"solution": files.reveal_solution(app, kata),
                 "message": _("Now close it and write it yourself: Reset, or a mock of {kata}.",
                              kata=kata.id)}
 
-    def quiz_questions(app: App, kata: Kata, _body, _request) -> dict:
-        app.refuse_during_mock(_("a mock interview of {kata} is running: the quiz must wait "
-                                 "until you hand it in."))
-        return {"questions": [{"number": n, "prompt": verdicts.markdown(translate(q.prompt)),
-                               "choices": [translate(c) for c in q.choices],
-                               "format": q.answer_format}
-                              for n, q in enumerate(quiz_engine.questions(kata.id), start=1)]}
+    def quiz_questions(app: Practice, kata: Kata, _body, _request) -> dict:
+        return {"questions": [{**question, "prompt": verdicts.markdown(question["prompt"])}
+                              for question in quizzes.asked(app, kata)]}
 
-    def quiz_mark(app: App, kata: Kata, body: dict, _request) -> dict:
-        quiz_questions(app, kata, body, _request)
+    def quiz_mark(app: Practice, kata: Kata, body: dict, _request) -> dict:
         answers = body.get("answers") if isinstance(body.get("answers"), dict) else {}
-        marks = []
-        for number, question in enumerate(quiz_engine.questions(kata.id), start=1):
-            outcome, text = quiz_engine.marked(number, question, answers.get(str(number)))
-            marks.append({"number": number, "outcome": outcome, "text": text})
-        score = sum(m["outcome"] == quiz_engine.CORRECT for m in marks)
-        return {"marks": marks, "score": quiz_engine.score_line(
-            quiz_engine.QuizResult(kata.name, tuple(m["outcome"] for m in marks))), "correct": score}
+        return quizzes.mark(app, kata, answers)
 
-    def mock_state(app: App, _kata, _body, _request) -> dict:
+    def mock_state(app: Practice, _kata, _body, _request) -> dict:
         return {"mock": mock_view(app, room.clock())}
 
-    def mock_start(app: App, _kata, body: dict, _request) -> dict:
-        """A mock of the kata the body names (or a random one): the room's words for what
-        the page shows, the `kata mock` command's function for the rest."""
-        from graders.frontends.cli.mock import minutes_allowed, MINUTES_RANGE
-
+    def mock_start(app: Practice, _kata, body: dict, _request) -> dict:
+        """A mock of the kata the body names (or a random one), in the room's words."""
         minutes = body.get("minutes")
-        if minutes is not None and not minutes_allowed(minutes):
+        if minutes is not None and not mocks.minutes_allowed(minutes):
             raise Failure(400, _("a mock interview takes {low} to {high} minutes",
-                                 low=MINUTES_RANGE[0], high=MINUTES_RANGE[1]))
+                                 low=mocks.MINUTES_RANGE[0], high=mocks.MINUTES_RANGE[1]))
         key = body.get("kata")
         if key is not None and not isinstance(key, str):
             raise Failure(400, _("no kata called {name}", name=repr(key)))
@@ -447,15 +400,13 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             raise Failure(400, _("choose a kata for the mock interview, or a random one"))
         running = app.running_mock()
         if running is not None and (kata is None or kata.name != running["kata"]):
-            raise Failure(409, _("a mock interview of {kata} is running: hand it in first "
-                                 "(Hand in), or end it (Abort)", kata=running["kata"]))
+            raise Failure(409, words.text(UsageError(key="mock.running", kata=running["kata"])))
         if kata is not None:
             app.learner_file(kata)  # its own file, or a 403 before anything is backed up
-        with room.kata_lock(kata) if kata is not None else contextlib.nullcontext():
-            room.run_command(cmd_mock, kata=kata.id if kata else None,
-                             random=kata is None and bool(body.get("random")),
-                             minutes=float(minutes) if minutes is not None else None,
-                             yes=True, submit=False, abort=False)
+        if running is None:  # a mock of the kata running already: shown, not started again
+            with room.kata_lock(kata) if kata is not None else contextlib.nullcontext():
+                chosen = mocks.choose(app, kata, random=True)
+                mocks.start(app, chosen, float(minutes) if minutes is not None else None)
         mock = mock_view(app, room.clock())
         return {"message": _("mock interview of {kata}: {time} (until {clock}). Edit the file, "
                              "then press Hand in; no hints and no solution until then.",
@@ -463,42 +414,27 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                              clock=clock_time(mock["deadline"])) if mock else "",
                 "mock": mock}
 
-    def mock_submit(app: App, _kata, _body, _request) -> dict:
+    def mock_submit(app: Practice, _kata, _body, _request) -> dict:
         state = app.store.read()
-        output = io.StringIO()
         if state["mock"] is not None:
-            console = Console(file=output, width=100, no_color=True, force_terminal=False)
             with room.kata_lock(registry.get(state["mock"]["kata"])):
-                submit_mock(app, console)
+                message = words.text(mocks.submit(app).messages[-1])
         elif not (state["mocks"] and state["mocks"][-1].get("outcome") == TIME_RAN_OUT):
-            raise Failure(400, _("no mock interview is running: start one with Start a mock "
-                                 "on the home page"))
+            raise Failure(400, words.text(UsageError(key="mock.none_to_submit")))
         else:  # its time ran out, and this request (or one before it) handed it in
             last = state["mocks"][-1]
-            output.write(_("mock interview of {kata}: {outcome} after {minutes} min", kata=last["kata"],
-                           outcome=outcome_word(TIME_RAN_OUT), minutes=f"{last['minutes']:g}"))
+            message = _("mock interview of {kata}: {outcome} after {minutes} min", kata=last["kata"],
+                        outcome=outcome_word(TIME_RAN_OUT), minutes=f"{last['minutes']:g}")
         record = app.store.read()["mocks"][-1]
         result = app.cached_result(app.store.read(), registry.get(record["kata"]))
-        return {"message": output.getvalue().strip().splitlines()[-1], "record": record,
+        return {"message": message, "record": record,
                 "verdict": verdicts.verdict(result) if result else None}
 
-    def mock_abort(app: App, _kata, _body, _request) -> dict:
-        from graders.frontends.cli.mock import abort_mock
+    def mock_abort(app: Practice, _kata, _body, _request) -> dict:
+        return {"message": " ".join(words.text(said) for said in mocks.abort(app).messages)}
 
-        mock = app.running_mock()
-        try:
-            output = io.StringIO()
-            abort_mock(room.app(output))
-        except UsageError as error:
-            raise Failure(400, str(error)) from None
-        message = output.getvalue().strip().splitlines()[0]  # the next line is the CLI's advice
-        if mock is not None and isinstance(mock.get("backup"), str):
-            message += " " + _("Your file from before the mock is a backup: press Restore to "
-                               "bring it back ({backup}).", backup=mock["backup"])
-        return {"message": message}
-
-    def report(app: App, _kata, _body, _request) -> dict:
-        text = room.run_command(cmd_report, json=False)
+    def report(app: Practice, _kata, _body, _request) -> dict:
+        text = report_markdown(build_report(app, lambda note: None), room=True).strip()
         return {"markdown": text, "html": verdicts.markdown(text)}
 
     def page(request: Request) -> Response:

@@ -1,5 +1,7 @@
-"""The learner's state: .kata/state.json (hints revealed, attempts, cached results, time,
-mock interviews), read and written so that two ``kata`` commands at once lose nothing."""
+"""The learner's state, its one owner: .kata/state.json (hints revealed, attempts, cached
+results, time, mock interviews): its schema, the repair of bad values, and updates
+serialised so that two ``kata`` commands (or the room's threads) at once lose nothing. The
+file's path and raw reading are graders.core.statefile's, shared with the engine."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from graders.core import statefile
 from graders.core.i18n import _
-from graders.frontends.cli.common import STATE_DIR, STATUS_RANK
+from graders.practice.common import STATE_DIR, STATUS_RANK
 
 def fresh_state() -> dict:
     return {
@@ -118,14 +121,14 @@ class StateStore:
 
     def __init__(self, folder: Path, warn: Callable[[str], None]):
         self.folder = folder
-        self.path = folder / "state.json"
+        self.path = folder / statefile.STATE_NAME
         self.warn = warn
 
     def read(self) -> dict:
         """The state; a fresh one when the file is missing, or unreadable (set aside, with a
         one-line warning: a broken state file must never stop the learner)."""
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = statefile.read_raw(self.path)
         except FileNotFoundError:
             return fresh_state()
         except (OSError, ValueError) as exc:
@@ -151,7 +154,7 @@ class StateStore:
             os.replace(self.path, kept)
         except OSError:
             kept = None
-        state_file = f"{STATE_DIR}/state.json"
+        state_file = f"{STATE_DIR}/{statefile.STATE_NAME}"
         if kept:
             self.warn(_("warning: {file} was {reason} (kept as {kept}); starting a fresh one",
                         file=state_file, reason=reason, kept=kept.name))

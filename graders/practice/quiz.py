@@ -1,0 +1,37 @@
+"""A kata's quiz (the interviewer follow-up questions of its notebook) as data: its
+questions, and the marks of a set of answers. Nothing is recorded; refused while a mock
+interview runs (the quiz explains its answers)."""
+
+from __future__ import annotations
+
+from graders.core.i18n import translate
+from graders.core.registry import Kata
+from graders.practice.service import Practice
+
+
+def questions(practice: Practice, kata: Kata) -> list:
+    """``kata``'s quiz questions (graders.frontends.quiz.Question), numbered from 1."""
+    from graders.frontends import quiz as engine  # the notebooks' quiz: its questions and marks
+
+    practice.refuse_during_mock("refused.quiz")
+    return list(engine.questions(kata.id))
+
+
+def asked(practice: Practice, kata: Kata) -> list[dict]:
+    """The questions as a page shows them: number, prompt (markdown), choices, format."""
+    return [{"number": n, "prompt": translate(q.prompt), "choices": [translate(c) for c in q.choices],
+             "format": q.answer_format} for n, q in enumerate(questions(practice, kata), start=1)]
+
+
+def mark(practice: Practice, kata: Kata, answers: dict) -> dict:
+    """The marks of ``answers`` (question number as a string -> answer): each question's
+    outcome and reasoning, the score line, and how many are right."""
+    from graders.frontends import quiz as engine
+
+    marks = []
+    for number, question in enumerate(questions(practice, kata), start=1):
+        outcome, text = engine.marked(number, question, answers.get(str(number)))
+        marks.append({"number": number, "outcome": outcome, "text": text})
+    result = engine.QuizResult(kata.name, tuple(m["outcome"] for m in marks))
+    return {"marks": marks, "score": engine.score_line(result),
+            "correct": sum(m["outcome"] == engine.CORRECT for m in marks)}
