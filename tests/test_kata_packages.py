@@ -18,7 +18,7 @@ from graders.core import catalogue, registry
 from graders.core.registry import KATAS, REPO_ROOT
 
 GRADERS = REPO_ROOT / "graders"
-NOT_KATAS = {"core", "frontends", "locales", "practice", "skeletons", "__pycache__"}
+NOT_KATAS = {"core", "frontends", "locales", "practice", "skeletons", "twins", "__pycache__"}
 
 
 def test_every_kata_package_is_in_the_registry_and_complete():

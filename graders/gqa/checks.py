@@ -46,6 +46,7 @@ from graders.core.mistakes import Suspect
 from graders.core.reference import NEG_INF
 from graders.core.report import describe_inputs, describe_value, verdict, title
 from graders.core.integers import expect_int, int_suspects
+from graders.twins.heads import expand_kv_heads
 
 __all__ = [
     "test_gqa_parameters",
@@ -131,9 +132,7 @@ def gqa_reference(state: dict[str, Tensor], x: Tensor, num_heads: int, num_kv_he
     q = heads(project(state, x, "q_proj"), num_heads)
     k = heads(project(state, x, "k_proj"), num_kv_heads)
     v = heads(project(state, x, "v_proj"), num_kv_heads)
-    tiled = {"interleave": "", "tile": "kv", "tile-k": "k", "tile-v": "v"}[kv_layout]
-    k = k.repeat(1, group, 1, 1) if "k" in tiled else k.repeat_interleave(group, dim=1)
-    v = v.repeat(1, group, 1, 1) if "v" in tiled else v.repeat_interleave(group, dim=1)
+    k, v = expand_kv_heads(k, v, group, kv_layout)
     if scale is None:
         scale = 1 / math.sqrt(embed // num_heads)
     scores = q @ k.transpose(-2, -1) * scale

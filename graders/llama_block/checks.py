@@ -51,6 +51,7 @@ from graders.llama_block.twin import (
     rms_norm,
     swiglu,
 )
+from graders.twins.rope import describe_positions
 
 __all__ = [
     "test_llama_state_dict",
@@ -136,15 +137,6 @@ def make_positions(kind: str, b: int, n: int, seed: int) -> Tensor | None:
     if kind == "far":
         return 16000 - torch.arange(n).flip(0)[None, :] * 7 - torch.randint(0, 900, (b, 1), generator=g)
     raise ValueError(kind)
-
-
-def describe_positions(positions: Tensor | None) -> str:
-    if positions is None:
-        return "positions None"
-    values = positions.flatten()[:5].tolist()
-    more = ", ..." if positions.numel() > 5 else ""
-    dtype = "" if positions.dtype == torch.int64 else f" {str(positions.dtype)[6:]}"
-    return f"positions{dtype} {tuple(positions.shape)} [{', '.join(map(str, values))}{more}]"
 
 
 # ------------------------------------------------------------------- the learner's modules
@@ -251,7 +243,7 @@ def expect_allowed(got: Any, expected: Tensor, allowed: Tensor, dtype: torch.dty
 def describe_call(x: Tensor, positions: Tensor | None, module: str, device: str = "cpu") -> str:
     where = "" if device == "cpu" else f" on {device}"
     return _("{inputs}, {positions} with {module}", inputs=describe_inputs(x=x) + where,
-             positions=describe_positions(positions), module=module)
+             positions=describe_positions(positions, shown=5), module=module)
 
 
 # --------------------------------------------------------------------------- checks

@@ -3,7 +3,7 @@ with one switch per catalogued mistake (:class:`Variant`).
 
 Built from PyTorch's pieces, since PyTorch has no Llama block and learners do not install
 ``transformers``: the RMSNorm formula (what ``nn.RMSNorm`` computes), ``F.silu``, RoPE from
-float64 angles (as kata 12's grader), and ``F.scaled_dot_product_attention(is_causal=True)``
+float64 angles (kata 12's reference, graders.twins.rope), and ``F.scaled_dot_product_attention(is_causal=True)``
 for the right answer. :data:`HF32` takes exactly the three steps the contract allows to be
 float32-precise in float32, as Hugging Face's code does: the RMSNorm, the softmax and the
 RoPE angles. The self-tests check the twin against ``nn.RMSNorm`` and against Hugging
@@ -19,6 +19,9 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+from graders.twins.heads import expand_kv_heads
+from graders.twins.rope import full_width, inv_frequencies, partner
 
 # The nine keys of Hugging Face's LlamaDecoderLayer, in its order.
 ATTENTION_KEYS = ("q_proj.weight", "k_proj.weight", "v_proj.weight", "o_proj.weight")
@@ -158,12 +161,13 @@ def rope_angles(positions: Tensor | None, b: int, n: int, head_dim: int, base: f
         inv_freq = 1.0 / (base ** exponent)
         angles = (positions.float()[..., None] * inv_freq).double()
     else:
-        pair = torch.arange(head_dim // 2, dtype=torch.float64)
-        exponent = {"ok": -2 * pair / head_dim, "model-dim": -2 * pair / model_dim,
-                    "i/d": -pair / head_dim, "inverted": 2 * pair / head_dim,
-                    "default-base": -2 * pair / head_dim}[v.frequency]
-        base = 10000.0 if v.frequency == "default-base" else base
-        angles = positions.double()[..., None] * base ** exponent * v.sign
+        if v.frequency == "model-dim":  # 2i / dim: the exponent over the model's width
+            inv_freq = inv_frequencies(model_dim, base)[: head_dim // 2]
+        elif v.frequency == "default-base":
+            inv_freq = inv_frequencies(head_dim, 10000.0)
+        else:
+            inv_freq = inv_frequencies(head_dim, base, v.frequency)
+        angles = positions.double()[..., None] * inv_freq * v.sign
     return angles[:, None] if angles.dim() == 3 else angles
 
 
@@ -171,16 +175,11 @@ def rotate(t: Tensor, angles: Tensor, pairing: str = "half", hf32: bool = False)
     """RoPE of t (b, heads, n, d): t * cos + partner(t) * sin, with the pairing's layout."""
     table_adjacent = pairing in ("interleaved", "table-interleaved")
     rotate_adjacent = pairing in ("interleaved", "rotate-interleaved")
-    full = angles.repeat_interleave(2, -1) if table_adjacent else torch.cat((angles, angles), -1)
+    full = full_width(angles, table_adjacent)
     cos, sin = full.cos(), full.sin()
     if hf32:
         cos, sin = full.float().cos().double(), full.float().sin().double()
-    if rotate_adjacent:
-        partner = torch.stack((-t[..., 1::2], t[..., 0::2]), dim=-1).flatten(-2)
-    else:
-        t1, t2 = t.chunk(2, dim=-1)
-        partner = torch.cat((-t2, t1), dim=-1)
-    return t * cos + partner * sin
+    return t * cos + partner(t, rotate_adjacent) * sin
 
 
 def attention(x: Tensor, state: dict[str, Tensor], cfg: Config, positions: Tensor | None,
@@ -198,9 +197,7 @@ def attention(x: Tensor, state: dict[str, Tensor], cfg: Config, positions: Tenso
     if v.rope_values:
         val = rotate(val, angles, v.pairing, v.hf32)
     group = h // kv
-    tiled = {"interleave": "", "tile": "kv", "tile-k": "k", "tile-v": "v"}[v.kv_layout]
-    k = k.repeat(1, group, 1, 1) if "k" in tiled else k.repeat_interleave(group, dim=1)
-    val = val.repeat(1, group, 1, 1) if "v" in tiled else val.repeat_interleave(group, dim=1)
+    k, val = expand_kv_heads(k, val, group, v.kv_layout)
     if v == RIGHT:  # PyTorch's own attention, for the right answer
         out = F.scaled_dot_product_attention(q, k, val, is_causal=True)
     else:
