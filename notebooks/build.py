@@ -22,7 +22,7 @@ A notebook is, in order:
                               ``result = check("NN_name", <the skeleton's public names>)``;
        ``# kata: quiz``     -> the kata's questions (``QUESTIONS`` in graders/<module>/meta.py)
                               and the ``answers`` cell.
-The skeleton is read from its pristine copy in graders/skeletons/, so a learner's edits to
+The skeleton is read from its pristine copy, graders/<module>/skeleton.py, so a learner's edits to
 katas/NN_name/<file> never change a build. The output is deterministic (cell ids are the
 kata's name and the cell's index) and carries no outputs or execution counts.
 """

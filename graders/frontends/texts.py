@@ -39,7 +39,7 @@ from pathlib import Path
 
 from graders.core import i18n
 from graders.core.catalogue import MISTAKES
-from graders.core.registry import KATAS, NOTEBOOKS_DIR, REPO_ROOT, Kata
+from graders.core.registry import KATAS, NOTEBOOKS_DIR, PRISTINE_SKELETON, REPO_ROOT, Kata
 from graders.frontends import lesson_code, quiz
 
 # Where ``_()`` messages live: the grading code and the notebook build.
@@ -65,7 +65,7 @@ def source_messages() -> list[Text]:
     texts: list[Text] = []
     for pattern in SOURCE_FILES:
         for path in sorted(REPO_ROOT.glob(pattern)):
-            if "skeletons" in path.parts:
+            if path.name == PRISTINE_SKELETON:  # its texts: skeleton_texts, in the kata's order
                 continue
             for line, message, _comments, _context in extract_from_file(
                     "python", str(path), keywords={"_": None, "N_": None}):
