@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from graders.core import i18n
+from graders.core import i18n, layout
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import KATAS, REPO_ROOT, Kata
 from graders.frontends import texts
@@ -271,12 +271,12 @@ def test_the_repository_readme_has_its_twin(language):
 def test_wrapping_counts_a_chinese_character_as_two_columns():
     text = ("缩放点积注意力先用 `query @ key.transpose(-2, -1)` 计算注意力分数，再除以 "
             "sqrt(d_k)，然后在最后一维上做 softmax，得到每个查询对所有键的注意力权重。")
-    lines = i18n.wrap(text, 30)
-    assert all(i18n.display_width(line) <= 30 for line in lines if "`" not in line), lines
+    lines = layout.wrap(text, 30)
+    assert all(layout.display_width(line) <= 30 for line in lines if "`" not in line), lines
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
     assert any("`query" in line for line in lines) and any("-1)`" in line for line in lines)
-    assert i18n.display_width("注意力") == 6 and i18n.display_width("abc") == 3
-    english = i18n.wrap("the quick brown fox jumps over the lazy dog", 10)
+    assert layout.display_width("注意力") == 6 and layout.display_width("abc") == 3
+    english = layout.wrap("the quick brown fox jumps over the lazy dog", 10)
     assert english == ["the quick", "brown fox", "jumps over", "the lazy", "dog"]
 
 

@@ -105,3 +105,40 @@ def test_the_pristine_skeleton_is_data_not_grading_code(tmp_path, monkeypatch):
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert "skeleton.py::" not in collected.stdout, collected.stdout
     assert f"test_{KATAS[0].file}::" in collected.stdout, collected.stdout
+
+
+def _core_import_graph() -> dict[str, set[str]]:
+    """graders/core's modules -> the core modules each imports, at top level or inside a
+    function (a lazy import is an arrow too)."""
+    core = {path.stem: path for path in (GRADERS / "core").glob("*.py")}
+    graph = {}
+    for name, path in core.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "graders.core":
+                found |= {alias.name for alias in node.names if alias.name in core}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("graders.core."):
+                found.add(node.module.split(".")[2])
+            elif isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[2] for alias in node.names
+                          if alias.name.startswith("graders.core.")}
+        graph[name] = found & set(core) - {name}
+    return graph
+
+
+def test_the_core_has_no_import_cycle():
+    graph = _core_import_graph()
+    assert {"plugin", "session", "i18n", "layout"} <= set(graph)  # the walk sees the core
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            cycle = path[path.index(name):] + [name]
+            raise AssertionError("import cycle in graders/core: " + " -> ".join(cycle))
+        if name not in done:
+            for imported in sorted(graph[name]):
+                visit(imported, path + [name])
+            done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])

@@ -189,29 +189,3 @@ def listing(items, last: str | None = None) -> str:
         message = last if last is not None and index == len(items) else N_("{items}, {item}")
         joined = translate(message).format(items=joined, item=item, last=item)
     return joined
-
-
-# --------------------------------------------------------------------------- display width
-# Laying text out for a terminal is graders.core.layout's work (where a line may break:
-# never inside a slug, a code span or a shape; between Chinese characters by display width).
-
-
-def display_width(text: str) -> int:
-    """Terminal columns ``text`` takes: a Chinese character takes two."""
-    from graders.core import layout
-
-    return layout.display_width(text)
-
-
-def wrap(text: str, width: int) -> list[str]:
-    """Wrap prose to ``width`` terminal columns (:func:`graders.core.layout.wrap`)."""
-    from graders.core import layout
-
-    return layout.wrap(text, width)
-
-
-def fill(text: str, width: int, indent: str = "") -> str:
-    """:func:`wrap`, joined, each line after ``indent``."""
-    from graders.core import layout
-
-    return layout.fill(text, width, indent)
