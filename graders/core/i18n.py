@@ -16,7 +16,7 @@ first of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that names a language we have (a 
 locale selects ``zh-CN``); otherwise English. The same setting applies to ``pytest
 katas/NN``, ``kata`` and the notebooks (whose zh-CN editions choose Chinese themselves).
 
-``python -m graders.frontends.texts update`` rewrites the catalogs from the current English
+``python -m graders.tools.texts update`` rewrites the catalogs from the current English
 texts (keeping every translation whose English is unchanged); ``tests/test_i18n.py``
 fails while any English text lacks its translation, or a translation keeps a text that is
 gone or differs from its English in placeholders, inline code or numbers.
