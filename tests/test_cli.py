@@ -128,7 +128,8 @@ def forbid_grading(monkeypatch) -> None:
 @pytest.mark.parametrize("kata", registry.KATAS, ids=lambda k: k.name)
 def test_pristine_skeletons_are_the_shipped_skeletons(kata):
     assert kata.pristine_skeleton_path.read_bytes() == kata.skeleton_path.read_bytes(), (
-        f"graders/skeletons/{kata.name} differs from katas/{kata.name}: copy the skeleton over")
+        f"graders/{kata.module}/skeleton.py differs from katas/{kata.name}/{kata.file}: copy the "
+        "skeleton over")
 
 
 @pytest.mark.parametrize("kata", registry.KATAS, ids=lambda k: k.name)

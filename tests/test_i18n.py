@@ -2,7 +2,7 @@
 
 - Choosing: KATA_LANG first, then the locale (LC_ALL, LC_MESSAGES, LANG), else English.
 - Catalogs (graders/locales/<ll_CC>/LC_MESSAGES/*.po) hold exactly the English texts the
-  repository shows today (graders.frontends.texts gathers them), every one translated,
+  repository shows today (graders.tools.texts gathers them), every one translated,
   none left over, none marked fuzzy; a kata added later brings its own catalog, which
   fails here until it is translated.
 - Faithful: a translation keeps the code, inline code, math, placeholders, slugs and every
@@ -19,10 +19,10 @@ import re
 
 import pytest
 
-from graders.core import i18n
+from graders.core import i18n, layout
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import KATAS, REPO_ROOT, Kata
-from graders.frontends import texts
+from graders.tools import texts
 
 TRANSLATED = [tag for tag in i18n.languages() if tag != i18n.ENGLISH]
 by_language = pytest.mark.parametrize("language", TRANSLATED)
@@ -72,7 +72,7 @@ def test_lookup_falls_back_to_english_and_fills_placeholders(monkeypatch):
 def test_every_english_text_has_its_translation(language):
     gaps = texts.untranslated(language)
     shown = {name: found[:3] for name, found in gaps.items()}
-    assert not gaps, (f"untranslated {language} texts (run `python -m graders.frontends.texts "
+    assert not gaps, (f"untranslated {language} texts (run `python -m graders.tools.texts "
                       f"update` and translate them): {shown}")
 
 
@@ -81,7 +81,7 @@ def test_catalogs_hold_exactly_the_current_texts(language):
     wanted = texts.catalogs()
     folder = i18n.catalog_dir(language)
     assert {p.stem for p in folder.glob("*.po")} == set(wanted), \
-        "catalogs differ from the texts: run python -m graders.frontends.texts update"
+        "catalogs differ from the texts: run python -m graders.tools.texts update"
     for name, found in wanted.items():
         have = [m.id for m in texts.read(texts.catalog_path(language, name)) if m.id]
         left_over = set(have) - {t.english for t in found}
@@ -242,12 +242,9 @@ def test_readme_twin_tells_the_notebook_build_which_file_to_edit(kata, language)
 
 
 def texts_edit_sentence() -> str:
-    import importlib.util
+    from graders.tools.notebooks import EDIT_SENTENCE
 
-    spec = importlib.util.spec_from_file_location("notebooks_build", REPO_ROOT / "notebooks" / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.EDIT_SENTENCE
+    return EDIT_SENTENCE
 
 
 @pytest.mark.parametrize("language", TRANSLATED)
@@ -265,12 +262,12 @@ def test_the_repository_readme_has_its_twin(language):
 def test_wrapping_counts_a_chinese_character_as_two_columns():
     text = ("缩放点积注意力先用 `query @ key.transpose(-2, -1)` 计算注意力分数，再除以 "
             "sqrt(d_k)，然后在最后一维上做 softmax，得到每个查询对所有键的注意力权重。")
-    lines = i18n.wrap(text, 30)
-    assert all(i18n.display_width(line) <= 30 for line in lines if "`" not in line), lines
+    lines = layout.wrap(text, 30)
+    assert all(layout.display_width(line) <= 30 for line in lines if "`" not in line), lines
     assert "".join(lines).replace(" ", "") == text.replace(" ", "")
     assert any("`query" in line for line in lines) and any("-1)`" in line for line in lines)
-    assert i18n.display_width("注意力") == 6 and i18n.display_width("abc") == 3
-    english = i18n.wrap("the quick brown fox jumps over the lazy dog", 10)
+    assert layout.display_width("注意力") == 6 and layout.display_width("abc") == 3
+    english = layout.wrap("the quick brown fox jumps over the lazy dog", 10)
     assert english == ["the quick", "brown fox", "jumps over", "the lazy", "dog"]
 
 
@@ -308,7 +305,7 @@ axis.plot(x, x, "k--", label="full cache", color="gray")  # a legend: label= of 
 
 
 def test_lesson_code_cells_offer_what_the_learner_reads():
-    from graders.frontends import lesson_code
+    from graders.tools import lesson_code
 
     found = [(piece.kind, piece.english) for piece in lesson_code.pieces(LESSON_CELL)]
     assert found == [("comment", "(b, n): the scores"), ("string", "causal mask"),
@@ -349,7 +346,7 @@ def scale(x, name="relu"):
 def test_skeleton_docstrings_messages_and_asides_are_offered_and_code_kept():
     """zh review of 15–19, #35: a zh notebook's exercise cell is the skeleton with its
     docstrings, NotImplementedError messages and noqa asides translated, its code as it is."""
-    from graders.frontends import lesson_code
+    from graders.tools import lesson_code
 
     found = [piece.english for piece in lesson_code.skeleton_pieces(SKELETON)]
     assert found == ["Kata 99: a toy.\n\nRead README.md in this folder, then run\n    pytest katas/99_toy\n",
@@ -369,7 +366,7 @@ def test_skeleton_docstrings_messages_and_asides_are_offered_and_code_kept():
 
 
 def test_a_code_cell_translation_that_breaks_the_code_is_refused():
-    from graders.frontends import lesson_code
+    from graders.tools import lesson_code
 
     label, comment, name = lesson_code.pieces(
         'print(f"cache: {x.sum():.2f} GiB")  # the cache\nprint("in_proj_weight", w)')

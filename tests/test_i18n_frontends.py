@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from graders.core import i18n, registry
+from graders.core import i18n, layout, registry
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import REPO_ROOT
 from graders.frontends import cli, quiz
@@ -285,4 +285,4 @@ def test_quiz_reasoning_in_chinese_fits_88_columns(chinese, capsys, fake_transla
     lines = capsys.readouterr().out.splitlines()
     assert any(has_chinese(line) and line.startswith("   ") for line in lines)
     for line in lines:
-        assert i18n.display_width(line) <= quiz.REASONING_WIDTH, line
+        assert layout.display_width(line) <= quiz.REASONING_WIDTH, line

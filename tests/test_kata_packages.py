@@ -1,7 +1,8 @@
 """Self-tests: a kata is one place (graders/<module>/), and the registry is one list.
 
-- every package under graders/ (but core/ and frontends/) is a kata of the registry, with
-  __init__.py, checks.py and meta.py, and its thin test imports its checks;
+- every package under graders/ (but core/, frontends/ and tools/) is a kata of the registry,
+  with __init__.py, checks.py, meta.py and its pristine skeleton.py, and its thin test
+  imports its checks; the skeleton is data: outside the graders' fingerprint, never collected;
 - no kata's code imports another kata's package: what two graders share is in graders/core/;
 - a mistake in a kata's meta.MISTAKES is named by that kata alone (a shared one lives in
   graders/core/catalogue.py), and no slug is declared twice;
@@ -18,7 +19,7 @@ from graders.core import catalogue, registry
 from graders.core.registry import KATAS, REPO_ROOT
 
 GRADERS = REPO_ROOT / "graders"
-NOT_KATAS = {"core", "frontends", "locales", "practice", "skeletons", "twins", "__pycache__"}
+NOT_KATAS = {"core", "frontends", "locales", "practice", "tools", "twins", "__pycache__"}
 
 
 def test_every_kata_package_is_in_the_registry_and_complete():
@@ -26,7 +27,8 @@ def test_every_kata_package_is_in_the_registry_and_complete():
     assert packages == sorted(registry.KATA_MODULES)
     for kata in KATAS:
         folder = GRADERS / kata.module
-        assert {"__init__.py", "checks.py", "meta.py"} <= {p.name for p in folder.iterdir()}, kata
+        assert {"__init__.py", "checks.py", "meta.py", registry.PRISTINE_SKELETON} <= {
+            p.name for p in folder.iterdir()}, kata
         test = (kata.folder / f"test_{kata.file}").read_text()
         assert f"from {kata.grader_module} import *" in test, kata.name
 
@@ -72,3 +74,71 @@ def test_reading_every_meta_imports_no_torch():
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_the_pristine_skeleton_is_data_not_grading_code(tmp_path, monkeypatch):
+    """graders/<module>/skeleton.py changes no cached result (the fingerprint leaves it out,
+    as it does the front ends and tools), and pytest never collects it as a test module."""
+    from graders.practice import common
+
+    for name, text in (("core/engine.py", "A = 1\n"), ("demo/checks.py", "B = 1\n"),
+                       ("demo/skeleton.py", "C = 1\n"), ("tools/texts.py", "D = 1\n")):
+        (tmp_path / "graders" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "graders" / name).write_text(text)
+    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path)
+
+    def fingerprint() -> str:
+        common.graders_fingerprint.cache_clear()
+        return common.graders_fingerprint()
+
+    before = fingerprint()
+    (tmp_path / "graders" / "demo" / "skeleton.py").write_text("C = 2\n")
+    (tmp_path / "graders" / "tools" / "texts.py").write_text("D = 2\n")
+    assert fingerprint() == before
+    (tmp_path / "graders" / "demo" / "checks.py").write_text("B = 2\n")
+    assert fingerprint() != before
+    common.graders_fingerprint.cache_clear()
+
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly",
+         str(KATAS[0].pristine_skeleton_path), str(KATAS[0].folder)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert "skeleton.py::" not in collected.stdout, collected.stdout
+    assert f"test_{KATAS[0].file}::" in collected.stdout, collected.stdout
+
+
+def _core_import_graph() -> dict[str, set[str]]:
+    """graders/core's modules -> the core modules each imports, at top level or inside a
+    function (a lazy import is an arrow too)."""
+    core = {path.stem: path for path in (GRADERS / "core").glob("*.py")}
+    graph = {}
+    for name, path in core.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "graders.core":
+                found |= {alias.name for alias in node.names if alias.name in core}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("graders.core."):
+                found.add(node.module.split(".")[2])
+            elif isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[2] for alias in node.names
+                          if alias.name.startswith("graders.core.")}
+        graph[name] = found & set(core) - {name}
+    return graph
+
+
+def test_the_core_has_no_import_cycle():
+    graph = _core_import_graph()
+    assert {"plugin", "session", "i18n", "layout"} <= set(graph)  # the walk sees the core
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            cycle = path[path.index(name):] + [name]
+            raise AssertionError("import cycle in graders/core: " + " -> ".join(cycle))
+        if name not in done:
+            for imported in sorted(graph[name]):
+                visit(imported, path + [name])
+            done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])

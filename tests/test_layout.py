@@ -268,7 +268,7 @@ def test_markers_are_stripped_but_formulas_and_identifiers_kept():
 # --- Chinese paragraphs are not hard-wrapped (a break renders as a stray space) ---
 
 def test_reflow_joins_chinese_sentences_and_nothing_else():
-    from graders.frontends.texts import hard_wraps, reflow
+    from graders.tools.texts import hard_wraps, reflow
 
     source = "\n".join([
         "在多头注", "意力中，每个 token", "的键都要保存。下一句还会", "*点出名字*。", "另起一行也可以。", "",
@@ -292,7 +292,7 @@ def chinese_markdown() -> dict[str, str]:
     the catalogs, and the zh-CN notebooks' markdown cells."""
     import json
 
-    from graders.frontends import texts
+    from graders.tools import texts
 
     found = {str(p.relative_to(REPO_ROOT)): p.read_text(encoding="utf-8")
              for p in texts.translated_readmes()}
@@ -308,12 +308,12 @@ def chinese_markdown() -> dict[str, str]:
 
 
 def test_no_chinese_sentence_is_hard_wrapped():
-    from graders.frontends.texts import hard_wraps
+    from graders.tools.texts import hard_wraps
 
     wrapped = {where: breaks for where, text in chinese_markdown().items()
                if (breaks := hard_wraps(text))}
     assert not wrapped, ("line breaks inside Chinese sentences (fix: python -m "
-                         "graders.frontends.texts reflow):\n" + "\n".join(
+                         "graders.tools.texts reflow):\n" + "\n".join(
                              f"{where}: {len(breaks)}, e.g. {breaks[0]}"
                              for where, breaks in wrapped.items()))
 

@@ -35,14 +35,7 @@ from graders.core import i18n
 from graders.core.registry import KATAS, NOTEBOOKS_DIR, Kata
 
 
-def _load_build_script():
-    spec = importlib.util.spec_from_file_location("notebooks_build", NOTEBOOKS_DIR / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-build = _load_build_script()
+from graders.tools import notebooks as build  # noqa: E402 (what notebooks/build.py runs)
 by_name = pytest.mark.parametrize("kata", KATAS, ids=lambda k: k.name)
 # Every notebook: each kata in each language (notebooks/NN_name.ipynb, notebooks/zh-CN/...).
 by_notebook = pytest.mark.parametrize(
@@ -81,6 +74,20 @@ def test_build_check_lists_a_stale_notebook_and_writes_nothing(monkeypatch, caps
     assert f"out of date: notebooks/zh-CN/{kata.notebook_path.name}" in out
     assert kata.notebook_path.read_text() == committed
     assert chinese.read_text() == committed_chinese
+
+
+
+def test_the_build_script_is_the_builder_and_leaves_no_copy_in_the_front_ends():
+    """``python notebooks/build.py`` runs graders.tools.notebooks; the translators' tools
+    live in graders/tools/ alone (``python -m graders.tools.texts``)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "notebooks/build.py", "--check", KATAS[0].id],
+                          cwd=NOTEBOOKS_DIR.parent, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    frontends = NOTEBOOKS_DIR.parent / "graders" / "frontends"
+    assert not {"texts.py", "lesson_code.py"} & {p.name for p in frontends.iterdir()}
 
 
 @by_notebook

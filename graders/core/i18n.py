@@ -16,7 +16,7 @@ first of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that names a language we have (a 
 locale selects ``zh-CN``); otherwise English. The same setting applies to ``pytest
 katas/NN``, ``kata`` and the notebooks (whose zh-CN editions choose Chinese themselves).
 
-``python -m graders.frontends.texts update`` rewrites the catalogs from the current English
+``python -m graders.tools.texts update`` rewrites the catalogs from the current English
 texts (keeping every translation whose English is unchanged); ``tests/test_i18n.py``
 fails while any English text lacks its translation, or a translation keeps a text that is
 gone or differs from its English in placeholders, inline code or numbers.
@@ -189,29 +189,3 @@ def listing(items, last: str | None = None) -> str:
         message = last if last is not None and index == len(items) else N_("{items}, {item}")
         joined = translate(message).format(items=joined, item=item, last=item)
     return joined
-
-
-# --------------------------------------------------------------------------- display width
-# Laying text out for a terminal is graders.core.layout's work (where a line may break:
-# never inside a slug, a code span or a shape; between Chinese characters by display width).
-
-
-def display_width(text: str) -> int:
-    """Terminal columns ``text`` takes: a Chinese character takes two."""
-    from graders.core import layout
-
-    return layout.display_width(text)
-
-
-def wrap(text: str, width: int) -> list[str]:
-    """Wrap prose to ``width`` terminal columns (:func:`graders.core.layout.wrap`)."""
-    from graders.core import layout
-
-    return layout.wrap(text, width)
-
-
-def fill(text: str, width: int, indent: str = "") -> str:
-    """:func:`wrap`, joined, each line after ``indent``."""
-    from graders.core import layout
-
-    return layout.fill(text, width, indent)

@@ -16,9 +16,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 KATAS_DIR = REPO_ROOT / "katas"
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
-# Untouched copies of the skeletons, shipped with the package: `kata reset` restores from
-# here and `kata list` compares against them, so neither needs git (or a pristine checkout).
-SKELETONS_DIR = REPO_ROOT / "graders" / "skeletons"
+GRADERS_DIR = REPO_ROOT / "graders"
+# Each kata's untouched skeleton is shipped beside its grader, graders/<module>/skeleton.py:
+# `kata reset` restores from it and `kata list` compares against it, so neither needs git (or
+# a pristine checkout). It is data, never imported: no test collects it, and the graders'
+# fingerprint leaves it out.
+PRISTINE_SKELETON = "skeleton.py"
 
 # How hard a kata is, in the words `kata list` and the notebooks show (translated there).
 DIFFICULTIES = (N_("easy"), N_("medium"), N_("hard"))
@@ -69,8 +72,9 @@ class Kata:
 
     @property
     def pristine_skeleton_path(self) -> Path:
-        """The skeleton as shipped (katas/NN_name/<file> before the learner edits it)."""
-        return SKELETONS_DIR / self.name / self.file
+        """The skeleton as shipped (katas/NN_name/<file> before the learner edits it), beside
+        the kata's grader: graders/<module>/skeleton.py."""
+        return GRADERS_DIR / self.module / PRISTINE_SKELETON
 
     @property
     def public_names(self) -> tuple[str, ...]:

@@ -21,11 +21,10 @@ from graders.core import interview, loader, registry, torch_shortcuts  # noqa: E
 from graders.core.i18n import _, listing  # noqa: E402
 from graders.core.implementation import Implementation  # noqa: E402
 from graders.core.loader import ImplementationLoadError  # noqa: E402
-from graders.core.report import GradingFailure, NotImplementedYet  # noqa: E402
+from graders.core.report import GradingFailure, NotImplementedYet, start_with  # noqa: E402
 from graders.core.results import (CORE, FAILED, FOLLOW_UP, NOT_IMPLEMENTED, PASSED,  # noqa: E402
                                   SKIPPED, CheckResult, KataResult, shown, shown_tally,
                                   skipped_words)
-from graders.core.session import start_with  # noqa: E402
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

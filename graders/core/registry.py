@@ -15,7 +15,7 @@ from pathlib import Path
 
 from graders.core.kata import (  # noqa: F401 (the names every reader of the registry uses)
     ATTENTION_BUILTINS, DECODER_BUILTINS, DIFFICULTIES, ENCODER_BUILTINS, HINT_LEVELS, KATAS_DIR,
-    NOTEBOOKS_DIR, REPO_ROOT, SKELETONS_DIR, SOLUTIONS_DIR, TRANSFORMER_BUILTINS, Kata)
+    NOTEBOOKS_DIR, PRISTINE_SKELETON, REPO_ROOT, SOLUTIONS_DIR, TRANSFORMER_BUILTINS, Kata)
 
 # The tracks, in order: `kata list`, the README and the notebooks group katas by them.
 TRACKS = {

@@ -10,8 +10,10 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from graders.core import i18n
 from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
+from graders.core.kata import REPO_ROOT, Kata
 
 if TYPE_CHECKING:
     import torch
@@ -44,6 +46,14 @@ def title(text: str):
         return check
 
     return titled
+
+
+def start_with(kata: Kata) -> str:
+    """"not implemented yet: start with katas/NN/README.md", naming the README in the
+    learner's language (README.zh-CN.md in Chinese) where the kata has one."""
+    edition = kata.folder / i18n.readme_name(i18n.current())
+    readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
+    return _("not implemented yet: start with {readme}", readme=readme.as_posix())
 
 
 def mistake_lines(slug: str) -> list[str]:

@@ -19,6 +19,7 @@ from graders.core import i18n, registry
 from graders.core.catalogue import MISTAKES
 from graders.core.i18n import _, translate
 from graders.core.registry import REPO_ROOT, Kata
+from graders.core.report import start_with
 from graders.core.results import (ALL_PASSED, CORE_PASSED, FAILED, NOT_IMPLEMENTED, NOT_STARTED,
                              PASSED, SKIPPED, KataResult, shown, shown_tally, skipped_words)
 
@@ -151,11 +152,3 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
         console.print()
         layout.print_prose(console, Text(label, style="bold"), plain=plain)
         layout.print_prose(console, first.verdict, markup=False, plain=plain)
-
-
-def start_with(kata: Kata) -> str:
-    """"not implemented yet: start with katas/NN/README.md", naming the README in the
-    learner's language (README.zh-CN.md in Chinese) where the kata has one."""
-    edition = kata.folder / i18n.readme_name(i18n.current())
-    readme = (edition if edition.is_file() else kata.readme_path).relative_to(REPO_ROOT)
-    return _("not implemented yet: start with {readme}", readme=readme.as_posix())

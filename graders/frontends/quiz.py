@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graders.core import i18n, registry
+from graders.core import registry
+from graders.core.layout import fill
 from graders.core.i18n import _, translate
 from graders.core.quizzes import (  # noqa: F401 (the quiz's vocabulary, used by its readers)
     CHOICE, CORRECT, INTEGER, NUMBER, UNANSWERED, WRONG, GiB, MiB, Question,
@@ -64,7 +65,7 @@ def marked(number: int, question: Question, given) -> tuple[str, str]:
     else:
         verdict = _("wrong: you said {given}, the answer is {answer}", given=repr(given),
                     answer=question.shown_answer)
-    reasoning = i18n.fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   ")
+    reasoning = fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   ")
     return outcome, f"{number}. {verdict}\n{reasoning}"
 
 

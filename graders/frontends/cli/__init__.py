@@ -50,6 +50,7 @@ from graders.core.i18n import _
 from graders.core.results import KataResult  # noqa: F401 (part of this package's interface)
 from graders.frontends.cli.app import App, watch_file
 from graders.frontends.cli.check import cmd_check
+from graders.frontends.cli.dev import cmd_dev
 from graders.frontends.cli.common import (  # noqa: F401 (the names tests and tools use)
     ABORTED, FOLLOW_UPS_HEADING, STATE_DIR, TIME_RAN_OUT, Refused, UsageError,
     make_console, progress_line, resolve)
@@ -72,6 +73,8 @@ INSTALLED_ROOT = registry.REPO_ROOT  # the copy this command was installed from
 COMMANDS = {"list": cmd_list, "check": cmd_check, "hint": cmd_hint, "watch": cmd_watch,
             "reset": cmd_reset, "restore": cmd_restore, "solution": cmd_solution, "mock": cmd_mock,
             "quiz": cmd_quiz, "report": cmd_report, "serve": cmd_serve}
+# Not in the learner's `kata --help` list: `kata dev new/check` (graders.frontends.cli.dev).
+CONTRIBUTOR_COMMANDS = {"dev": cmd_dev}
 
 
 def is_checkout(folder: Path) -> bool:
@@ -138,7 +141,7 @@ def main(argv: list[str] | None = None, *, root: Path | str | None = None,
             mock = app.store.read()["mock"]
             if mock is not None:
                 show_running_mock(app, mock)
-        return COMMANDS[command](app, args)
+        return (COMMANDS | CONTRIBUTOR_COMMANDS)[command](app, args)
     except UsageError as error:
         app.console.print(f"kata: {text(error)}", markup=False, highlight=False)
         return 2

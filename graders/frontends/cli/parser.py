@@ -179,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
                   "it prints carries a secret token: only that address gets in. Ctrl-C stops it."))
     p.add_argument("--port", type=int, default=8765, help=_("the port (default 8765; 0: any free one)"))
     p.add_argument("--no-browser", action="store_true", help=_("do not open a browser"))
+    from graders.frontends.cli import dev  # contributors' `kata dev`, left out of the list above
+
+    dev.add_parser(sub)
     return parser
 
 

@@ -1,11 +1,11 @@
 """Every English text a learner reads, grouped into the catalogs translators work on.
 
-    python -m graders.frontends.texts update     # rewrite graders/locales/*/LC_MESSAGES/*.po
-    python -m graders.frontends.texts status     # untranslated entries per language and catalog
-    python -m graders.frontends.texts check      # translations that change code, numbers, ...
-    python -m graders.frontends.texts export --lang zh-CN --catalog kata_03_mha > todo.json
-    python -m graders.frontends.texts import --lang zh-CN todo.json   # after translating it
-    python -m graders.frontends.texts reflow     # join hard-wrapped Chinese sentences; rebuild notebooks
+    python -m graders.tools.texts update     # rewrite graders/locales/*/LC_MESSAGES/*.po
+    python -m graders.tools.texts status     # untranslated entries per language and catalog
+    python -m graders.tools.texts check      # translations that change code, numbers, ...
+    python -m graders.tools.texts export --lang zh-CN --catalog kata_03_mha > todo.json
+    python -m graders.tools.texts import --lang zh-CN todo.json   # after translating it
+    python -m graders.tools.texts reflow     # join hard-wrapped Chinese sentences; rebuild notebooks
 
 The catalogs (see :mod:`graders.core.i18n` for the lookup):
 
@@ -16,7 +16,7 @@ The catalogs (see :mod:`graders.core.i18n` for the lookup):
 - ``mistakes``: the catalogue's explanation and hint of every slug;
 - ``kata_NN_name``: one kata's title, hint ladder, quiz (questions, choices, reasoning),
   lesson prose (each markdown cell of ``notebooks/lessons/NN_name.py``, and the print
-  labels, plot titles and comments of its code cells: graders.frontends.lesson_code) and the
+  labels, plot titles and comments of its code cells: graders.tools.lesson_code) and the
   literal messages of its own package (``graders/<module>/``: check titles, what each check
   compares, on which input), then its skeleton's docstrings and NotImplementedError messages
   (a notebook's exercise cell), so that a kata's texts live with the kata.
@@ -39,11 +39,12 @@ from pathlib import Path
 
 from graders.core import i18n
 from graders.core.catalogue import MISTAKES
-from graders.core.registry import KATAS, NOTEBOOKS_DIR, REPO_ROOT, Kata
-from graders.frontends import lesson_code, quiz
+from graders.core.registry import KATAS, NOTEBOOKS_DIR, PRISTINE_SKELETON, REPO_ROOT, Kata
+from graders.frontends import quiz
+from graders.tools import lesson_code
 
-# Where ``_()`` messages live: the grading code and the notebook build.
-SOURCE_FILES = ("graders/**/*.py", "notebooks/build.py")
+# Where ``_()`` messages live: the grading code, the front ends and the notebook builder.
+SOURCE_FILES = ("graders/**/*.py",)
 MESSAGES, MISTAKES_CATALOG = "messages", "mistakes"
 
 
@@ -65,7 +66,7 @@ def source_messages() -> list[Text]:
     texts: list[Text] = []
     for pattern in SOURCE_FILES:
         for path in sorted(REPO_ROOT.glob(pattern)):
-            if "skeletons" in path.parts:
+            if path.name == PRISTINE_SKELETON:  # its texts: skeleton_texts, in the kata's order
                 continue
             for line, message, _comments, _context in extract_from_file(
                     "python", str(path), keywords={"_": None, "N_": None}):
@@ -487,12 +488,9 @@ def reflow_all() -> list[Path]:
 
 def rebuild_notebooks() -> None:
     """``python notebooks/build.py``: the notebooks show the READMEs and the lessons' prose."""
-    import importlib.util
+    from graders.tools import notebooks
 
-    spec = importlib.util.spec_from_file_location("notebooks_build", NOTEBOOKS_DIR / "build.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
-    build.main([])
+    notebooks.main([])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,7 @@
 A lesson's code is the same in every language, but what its cells print and plot is read
 by the learner: print labels (``print("interleaved equals PyTorch:", ...)``), plot titles
 and legends, docstrings and comments. Those pieces are catalog entries (the kata's catalog,
-gathered by graders.frontends.texts) and ``notebooks/build.py`` swaps each for its
+gathered by graders.tools.texts) and the notebook builder (graders.tools.notebooks) swaps each for its
 translation when it builds a notebook in another language; the English notebooks keep the
 lesson's code byte for byte. The exercise cell (the kata's skeleton) is translated the same
 way, its docstrings, ``NotImplementedError`` messages and ``# noqa`` asides only

@@ -1,0 +1,87 @@
+"""``kata dev``: the contributors' command (not in the learner's ``kata --help`` list).
+
+    kata dev new 20 moe --file moe.py --track inference --title "Mixture of experts"
+    kata dev check 20
+
+``new`` writes every stub of a new kata, registers it, updates the catalogs and builds its
+notebooks, then lists what is left to do by hand; ``check`` runs the repository's
+completeness self-tests for one kata and summarises them. The work is
+graders.tools.scaffold's; this module only prints. Contributors read English: these words
+are not in the catalogs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from graders.frontends.cli.common import UsageError
+
+HELP = "contributors: scaffold a new kata (dev new) and run its self-tests (dev check)"
+
+
+def add_parser(sub) -> None:
+    """``kata dev new`` and ``kata dev check``, added with no help line: the learner's
+    ``kata --help`` does not list them."""
+    dev = sub.add_parser("dev", description=HELP, prog="kata dev")
+    commands = dev.add_subparsers(dest="dev_command", metavar="new|check", required=True)
+    new = commands.add_parser("new", help="write every stub of a new kata",
+                              description="Write every stub of kata NN_NAME, register it, "
+                              "update the catalogs and build its notebooks; then list what is "
+                              "left to do by hand.")
+    new.add_argument("number", help="the kata's number, e.g. 20")
+    new.add_argument("name", help="its short name, e.g. moe (the folder is NN_name)")
+    new.add_argument("--file", help="the file the learner edits (default: NAME.py)")
+    new.add_argument("--title", help="the kata's title")
+    new.add_argument("--track", default="foundations", help="its track (a new one is added)")
+    new.add_argument("--track-title", help="a new track's title")
+    check = commands.add_parser("check", help="run a kata's completeness self-tests",
+                                description="Run the repository's completeness self-tests "
+                                "for one kata and summarise them.")
+    check.add_argument("kata", help="the kata: NN, NN_name or its short name")
+    check.add_argument("--kernel", action="store_true",
+                       help="also run its notebooks in a Jupyter kernel (slow)")
+
+
+def _kata_name(app, key: str) -> str:
+    """The folder name of kata ``key`` in the copy (read from its katas/, so a kata made in
+    this process's lifetime is found too)."""
+    folders = sorted(p.name for p in (app.root / "katas").iterdir()
+                     if p.is_dir() and re.fullmatch(r"\d\d_\w+", p.name))
+    for folder in folders:
+        if key in (folder, folder[:2], folder[3:]) or (key.isdigit() and int(key) == int(folder[:2])):
+            return folder
+    raise UsageError(f"no kata {key!r} in {app.root / 'katas'}")
+
+
+def cmd_dev(app, args: argparse.Namespace) -> int:
+    from graders.tools import scaffold
+
+    def say(line: str) -> None:
+        app.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    if args.dev_command == "new":
+        try:
+            written = scaffold.new(app.root, args.number, args.name, file=args.file,
+                                   title=args.title, track=args.track,
+                                   track_title=args.track_title, log=say)
+        except scaffold.ScaffoldError as error:
+            raise UsageError(str(error)) from None
+        say(f"wrote {len(written)} files:")
+        for path in written:
+            say(f"  {path}")
+        say("left to do by hand:")
+        for number, item in enumerate(scaffold.to_do(args.number, args.name, args.file), start=1):
+            say(f"  {number}. {item}")
+        return 0
+    name = _kata_name(app, args.kata)
+    say(f"kata dev check {name}: the completeness self-tests in {app.root}")
+    lines = scaffold.check(app.root, name, notebooks_in_kernel=args.kernel)
+    width = max(len(line.what) for line in lines)
+    for line in lines:
+        say(f"  {'ok  ' if line.ok else 'FAIL'}  {line.what.ljust(width)}  {line.counts}")
+    failed = [line for line in lines if not line.ok]
+    for line in failed:
+        say(f"\n--- {line.what} ---\n" + "\n".join(line.output.splitlines()[-40:]))
+    say(f"{len(lines) - len(failed)}/{len(lines)} parts complete")
+    return 1 if failed else 0
