@@ -54,7 +54,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect, identify
-from graders.core.reference import additive_mask, attend
+from graders.twins.reference import additive_mask, attend
 from graders.core.report import (
     GradingFailure,
     describe_inputs,
@@ -63,7 +63,7 @@ from graders.core.report import (
     title,
     verdict,
 )
-from graders.core.layers import (ACTIVATIONS, LayerArgs as EncoderLayerArgs, causal,
+from graders.twins.layers import (ACTIVATIONS, LayerArgs as EncoderLayerArgs, causal,
                                  differs_on_rerun, expect_module, learner_grads, matched_params,
                                  merged_mask, quiet_mask_types, silu_like)
 

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.i18n import N_, _
-from graders.core.reference import attend
+from graders.twins.reference import attend
 from graders.core.compare import (NEARLY_ONE, MISTAKE_SLACK, StateDictDiff,
                                   expect_branches_dropped, expect_close, expect_grads_close, expect_tensor,
                                   tolerance)
@@ -30,7 +30,7 @@ from graders.core.inputs import (drawn_cases, bool_mask, float_mask, generator, 
                                  leaf_copies, randn, randomize_, weighted_sum)
 from graders.core.mistakes import Suspect
 from graders.core.report import describe_inputs, describe_value, verdict, title
-from graders.core.layers import (silu_like, ACTIVATIONS, LayerArgs, quiet_mask_types, merged_mask,
+from graders.twins.layers import (silu_like, ACTIVATIONS, LayerArgs, quiet_mask_types, merged_mask,
                                  causal, expect_module, differs_on_rerun, learner_grads,
                                  matched_params)
 

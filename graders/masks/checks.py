@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
 from graders.core.i18n import N_, _
-from graders.core.reference import additive_mask, attend
+from graders.twins.reference import additive_mask, attend
 from graders.core.compare import (
     MISTAKE_SLACK,
     expect_close,

@@ -35,7 +35,7 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, generator, grads_of, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect, identify
 from graders.core.report import GradingFailure, describe_value, verdict, title
-from graders.core.layers import differs_on_rerun, expect_module, quiet_mask_types
+from graders.twins.layers import differs_on_rerun, expect_module, quiet_mask_types
 
 __all__ = [
     "test_structure_and_state_dict",

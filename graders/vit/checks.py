@@ -42,9 +42,9 @@ from graders.core.compare import (
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
-from graders.core.reference import attend
+from graders.twins.reference import attend
 from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
-from graders.core.projections import weights_behind_output
+from graders.twins.projections import weights_behind_output
 
 __all__ = [
     "test_patch_embed_matches_conv",

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.i18n import _
-from graders.core.reference import additive_mask
+from graders.twins.reference import additive_mask
 from graders.core.compare import tolerance
 from graders.core.inputs import grads_of, weighted_sum
 from graders.core.mistakes import Suspect

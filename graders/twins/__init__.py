@@ -1,0 +1,1 @@
+"""The domain layer: references several katas share (between the engine in core/ and the katas)."""
