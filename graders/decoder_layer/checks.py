@@ -9,7 +9,7 @@ same thing from the state dict with one switch per catalogued mistake; the grade
 switch to recognise that mistake.
 
 Inputs are chosen so that each mistake shows: the target and memory lengths differ (most
-mask and query/key mix-ups then raise: :func:`slug_for_exception` reads nn.MultiheadAttention's
+mask and query/key mix-ups then raise: :func:`slug_for_shape_error` reads nn.MultiheadAttention's
 shape errors, and :func:`named_on_equal_lengths` reruns any other unexplained error on equal
 lengths, where the mix-up computes and is named by value), some checks use equal lengths
 from the start, every position is compared (a missing causal mask hardly changes the last one),
@@ -21,10 +21,9 @@ contract's rule. Dropout is checked by behaviour only, never seed for seed.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import torch
@@ -117,26 +116,27 @@ class Inputs:
 
 # ------------------------------------------------------------------ exceptions -> slugs
 
-# The lengths of the call being graded, so that a shape error can be read: which
-# attention raised it (its query and key lengths) and about which mask.
-_CALL: dict[str, Any] = {}
+@dataclass(frozen=True)
+class CallShapes:
+    """The lengths of the call being graded, so that a shape error can be read: which
+    attention raised it (its query and key lengths) and about which mask."""
+
+    n: int
+    m: int
+    readable: bool  # a length that equals the batch size or the width could be misread
+    cross: frozenset[int]  # id() of the cross-attention modules
+    self: frozenset[int]  # id() of the self-attention modules
 
 
-@contextlib.contextmanager
-def grading_call(module: nn.Module, inputs: Inputs, args: LayerArgs) -> Iterator[None]:
+def call_shapes(module: nn.Module, inputs: Inputs, args: LayerArgs) -> CallShapes:
     n, m = lengths(inputs, args)
     b = inputs.tgt.shape[0 if args.batch_first else 1]
-    _CALL.update(n=n, m=m, batch_first=args.batch_first,
-                 # a length that equals the batch size or the width could be misread
-                 readable=n != m and not {b, args.d_model} & {n, m},
-                 cross={id(sub) for name, sub in module.named_modules()
-                        if name.rsplit(".", 1)[-1] == "multihead_attn"},
-                 self={id(sub) for name, sub in module.named_modules()
-                       if name.rsplit(".", 1)[-1] == "self_attn"})
-    try:
-        yield
-    finally:
-        _CALL.clear()
+    return CallShapes(
+        n=n, m=m, readable=n != m and not {b, args.d_model} & {n, m},
+        cross=frozenset(id(sub) for name, sub in module.named_modules()
+                        if name.rsplit(".", 1)[-1] == "multihead_attn"),
+        self=frozenset(id(sub) for name, sub in module.named_modules()
+                       if name.rsplit(".", 1)[-1] == "self_attn"))
 
 
 def _attention_frame(exc: BaseException) -> dict[str, Any] | None:
@@ -157,8 +157,8 @@ _BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tens
                         r"at non-singleton dimension (\d+)")
 
 
-def slug_for_exception(exc: BaseException) -> str | None:
-    """With target length n != memory length m, several mix-ups raise:
+def slug_for_shape_error(exc: BaseException, call: CallShapes) -> str | None:
+    """With target length n != memory length m (``call``), several mix-ups raise:
 
     - nn.MultiheadAttention called with queries of the memory's length, or the residual sum
       of the target and an attention output of the memory's length (failing on axis 0 or
@@ -169,9 +169,9 @@ def slug_for_exception(exc: BaseException) -> str | None:
       (key_padding_mask); when the module that raised is multihead_attn and its keys have
       the target's length, ``cross-attention-missing`` (keys and values from the target).
     """
-    if not _CALL or not _CALL["readable"]:
+    if not call.readable:
         return None
-    n, m = _CALL["n"], _CALL["m"]
+    n, m = call.n, call.m
     message = str(exc)
     frame = _attention_frame(exc)
     if frame is not None:
@@ -194,7 +194,7 @@ def slug_for_exception(exc: BaseException) -> str | None:
             slug = "padding-masks-swapped"
         else:
             return None
-        if k_len == n and id(module) in _CALL["cross"] and id(module) not in _CALL["self"]:
+        if k_len == n and id(module) in call.cross and id(module) not in call.self:
             return "cross-attention-missing"  # the right masks, but keys from the target
         return slug
     match = _BROADCAST.search(message)
@@ -631,11 +631,13 @@ def lengths(inputs: Inputs, args: LayerArgs) -> tuple[int, int]:
 
 def run(impl: Implementation, module: nn.Module, what: str, tgt: Tensor, inputs: Inputs,
         args: LayerArgs, on: str, memory: Tensor | None = None) -> Tensor:
-    """module(tgt, memory, **masks) under the guard, with the lengths known to
-    :func:`slug_for_exception`."""
-    with quiet_mask_types(), grading_call(module, inputs, args):
+    """module(tgt, memory, **masks) under the guard; a shape error it raises is read with
+    this call's lengths (:func:`slug_for_shape_error`, handed over for this call only)."""
+    shapes = call_shapes(module, inputs, args)
+    with quiet_mask_types():
         out = impl.call(module, tgt, inputs.memory if memory is None else memory,
-                        what=what, on=on, **inputs.given)
+                        what=what, on=on, **inputs.given,
+                        exception_slugs=lambda exc: slug_for_shape_error(exc, shapes))
     return expect_tensor(out, what, on)
 
 
