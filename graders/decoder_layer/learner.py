@@ -4,16 +4,19 @@ mismatch), run under the guard, and an unexplained error rerun on equal lengths.
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import Tensor, nn
 
 from graders.core.i18n import N_, _
 from graders.core.compare import MISTAKE_SLACK, StateDictDiff, expect_tensor, tolerance
 from graders.core.implementation import Implementation
-from graders.core.inputs import grads_of, randomize_, weighted_sum
+from graders.core.inputs import grads_of, weighted_sum
 from graders.core.mistakes import identify
 from graders.core.report import GradingFailure, mistake_lines, verdict
-from graders.twins.layers import expect_module, quiet_mask_types
+from graders.twins import layers
+from graders.twins.layers import quiet_mask_types
 from graders.decoder_layer.twin import (
     Inputs, LayerArgs, call_shapes, lengths, slug_for_shape_error)
 
@@ -112,21 +115,8 @@ def _probe_memory_use(impl: Implementation, module: nn.Module, state: dict[str, 
     return "unregistered" if reads_without_self_attn else "self_attn"
 
 
-def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
-              device: str | torch.device = "cpu") -> nn.Module:
-    """The learner's layer, built with ``args``, in ``dtype`` on ``device``."""
-    cls = impl.attr("TransformerDecoderLayer")
-    layer = impl.call(cls, args.d_model, args.nhead, **args.kwargs(),
-                      what=args.call_text(), on=_("construction"))
-    return expect_module(layer, args.call_text()).to(device=device, dtype=dtype)
-
-
-def layer_twin(args: LayerArgs, seed: int, dtype=torch.float32,
-               device: str | torch.device = "cpu", weight_scale: float = 0.5,
-               ) -> nn.TransformerDecoderLayer:
-    twin = nn.TransformerDecoderLayer(args.d_model, args.nhead, **args.kwargs(),
-                                      dtype=dtype, device=device)
-    return randomize_(twin, seed, scale=weight_scale).eval()
+new_layer = partial(layers.new_layer, name="TransformerDecoderLayer")
+layer_twin = partial(layers.layer_twin, twin=nn.TransformerDecoderLayer)
 
 
 def build_layer(impl: Implementation, args: LayerArgs, twin: nn.Module,

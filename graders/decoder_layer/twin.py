@@ -16,11 +16,12 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.i18n import _
-from graders.core.inputs import bool_mask, float_mask, randn
+from graders.core.inputs import bool_mask, float_mask
 from graders.core.mistakes import Suspect
 from graders.twins.reference import attend
 from graders.core.report import describe_inputs
-from graders.twins.layers import ACTIVATIONS, LayerArgs as EncoderLayerArgs, causal, merged_mask
+from graders.twins.layers import (ACTIVATIONS, LayerArgs as EncoderLayerArgs, causal, merged_mask,
+                                  sequence)
 
 
 MASK_NAMES = ("tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask")
@@ -360,13 +361,6 @@ def decoder_suspects(state, inputs: Inputs, args: LayerArgs, num_layers: int) ->
 
 
 # ------------------------------------------------------------------------------- inputs
-
-
-def sequence(args: LayerArgs, length: int, b: int, seed: int, dtype=torch.float32,
-             device: str | torch.device = "cpu") -> Tensor:
-    """(length, b, d), or (b, length, d) with batch_first."""
-    shape = (b, length, args.d_model) if args.batch_first else (length, b, args.d_model)
-    return randn(*shape, seed=seed, dtype=dtype, device=device)
 
 
 def holes(b: int, length: int, seed: int, device: str | torch.device = "cpu") -> Tensor:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
+from functools import partial
 from typing import Any, Callable
 
 import pytest
@@ -27,11 +28,12 @@ from graders.core.compare import (
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randomize_, weighted_sum
 from graders.core.report import describe_inputs, describe_value, verdict, title
+from graders.twins import layers
 from graders.twins.layers import (
     silu_like, LayerArgs, quiet_mask_types, expect_module, differs_on_rerun, learner_grads,
-    matched_params)
+    matched_params, sequence)
 from graders.encoder_layer.twin import (
-    MASK_KINDS, encoder_suspects, layer_suspects, masks, sequences)
+    MASK_KINDS, encoder_suspects, layer_suspects, masks)
 
 
 __all__ = [
@@ -71,21 +73,8 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
     impl.call(module.load_state_dict, ours, what=f"{what}.load_state_dict", on=on)
 
 
-def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
-              device: str | torch.device = "cpu") -> nn.Module:
-    """The learner's layer, built with ``args``, in ``dtype`` on ``device``."""
-    cls = impl.attr("TransformerEncoderLayer")
-    layer = impl.call(cls, args.d_model, args.nhead, **args.kwargs(),
-                      what=args.call_text(), on=_("construction"))
-    return expect_module(layer, args.call_text()).to(device=device, dtype=dtype)
-
-
-def layer_twin(args: LayerArgs, seed: int, dtype=torch.float32,
-               device: str | torch.device = "cpu", weight_scale: float = 0.5,
-               ) -> nn.TransformerEncoderLayer:
-    twin = nn.TransformerEncoderLayer(args.d_model, args.nhead, **args.kwargs(),
-                                      dtype=dtype, device=device)
-    return randomize_(twin, seed, scale=weight_scale).eval()
+new_layer = partial(layers.new_layer, name="TransformerEncoderLayer")
+layer_twin = partial(layers.layer_twin, twin=nn.TransformerEncoderLayer)
 
 
 def build_layer(impl: Implementation, args: LayerArgs, twin: nn.Module) -> nn.Module:
@@ -123,7 +112,7 @@ def check_layer(impl: Implementation, args: LayerArgs, *, n: int = 5, b: int = 3
     """The learner's layer against nn.TransformerEncoderLayer with the same weights."""
     twin = layer_twin(args, seed, dtype, device, weight_scale)
     layer = build_layer(impl, args, twin)
-    base = sequences(args, n, b, seed + 1, dtype, device)
+    base = sequence(args, n, b, seed + 1, dtype, device)
     src_mask, key_padding_mask, note = masks(mask_kind, b, n, seed + 2, dtype, device)
     (src,) = leaf_copies(base)
     on = describe_inputs(src=src, src_mask=src_mask, src_key_padding_mask=key_padding_mask)
@@ -280,7 +269,7 @@ def check_encoder(impl: Implementation, args: LayerArgs, *, num_layers: int = 3,
     encoder, what = build_encoder(impl, args, num_layers, with_norm, dtype, device)
     load_twin_state(impl, encoder, twin, "TransformerEncoder")
     encoder.eval()
-    base = sequences(args, n, b, seed + 1, dtype, device)
+    base = sequence(args, n, b, seed + 1, dtype, device)
     mask, key_padding_mask, note = masks(mask_kind, b, n, seed + 2, dtype, device)
     (src,) = leaf_copies(base)
     on = describe_inputs(src=src, mask=mask, src_key_padding_mask=key_padding_mask)
@@ -397,7 +386,7 @@ def test_dropout_only_in_training(impl):
     args = LayerArgs(dropout=0.5, norm_first=True)
     twin = layer_twin(args, seed=900)
     layer = build_layer(impl, args, twin)
-    src = sequences(args, 5, 3, seed=901)
+    src = sequence(args, 5, 3, seed=901)
     on = describe_inputs(src=src) + "; " + args.flags() + ", dropout=0.5"
     first = run_layer(impl, layer, src, None, None, on + _(", eval mode"))
     second = run_layer(impl, layer, src, None, None, on + _(", eval mode"))

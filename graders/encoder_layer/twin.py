@@ -13,7 +13,7 @@ from torch import Tensor
 
 from graders.core.i18n import _
 from graders.twins.reference import attend
-from graders.core.inputs import bool_mask, float_mask, generator, randn
+from graders.core.inputs import bool_mask, float_mask, generator
 from graders.core.mistakes import Suspect
 from graders.twins.layers import ACTIVATIONS, LayerArgs, merged_mask, causal
 
@@ -183,13 +183,6 @@ def encoder_suspects(state, src, mask, key_padding_mask, args: LayerArgs,
 
 
 # ------------------------------------------------------------------------------- inputs
-
-
-def sequences(args: LayerArgs, n: int, b: int, seed: int, dtype=torch.float32,
-              device: str | torch.device = "cpu") -> Tensor:
-    """src (n, b, d), or (b, n, d) with batch_first."""
-    shape = (b, n, args.d_model) if args.batch_first else (n, b, args.d_model)
-    return randn(*shape, seed=seed, dtype=dtype, device=device)
 
 
 def padding(b: int, n: int, seed: int, device: str | torch.device = "cpu") -> Tensor:
