@@ -1,9 +1,11 @@
 """Self-tests: a kata is one place (graders/<module>/), and the registry is one list.
 
-- every package under graders/ (but core/, frontends/ and tools/) is a kata of the registry,
-  with __init__.py, checks.py, meta.py and its pristine skeleton.py, and its thin test
-  imports its checks; the skeleton is data: outside the graders' fingerprint, never collected;
-- no kata's code imports another kata's package: what two graders share is in graders/core/;
+- every package under graders/ (but core/, twins/, practice/, frontends/ and tools/) is a kata
+  of the registry, with __init__.py, checks.py, meta.py and its pristine skeleton.py, and its
+  thin test imports its checks; the skeleton is data: outside the graders' fingerprint, never
+  collected;
+- a kata imports graders.core (the engine) and graders.twins (the domain layer: references
+  several katas share), never another kata; core imports neither twins nor any kata;
 - a mistake in a kata's meta.MISTAKES is named by that kata alone (a shared one lives in
   graders/core/catalogue.py), and no slug is declared twice;
 - reading every meta (what `kata list` does) imports no torch.
@@ -43,14 +45,28 @@ def _imported_modules(path) -> set[str]:
     return found
 
 
-def test_no_kata_imports_another_katas_package():
+def _graders_packages(path) -> set[str]:
+    """The graders.<package> names that the file at ``path`` imports."""
+    return {name.split(".")[1] for name in _imported_modules(path)
+            if name.split(".")[0] == "graders" and len(name.split(".")) > 1}
+
+
+def test_a_kata_imports_core_and_twins_never_another_kata():
     for kata in KATAS:
         for path in (GRADERS / kata.module).glob("*.py"):
-            others = {name for name in _imported_modules(path)
-                      if name.split(".")[0] == "graders" and len(name.split(".")) > 1
-                      and name.split(".")[1] not in NOT_KATAS and name.split(".")[1] != kata.module}
-            assert not others, f"{path.relative_to(REPO_ROOT)} imports {sorted(others)}: move the " \
-                               f"shared helper to graders/core/"
+            others = _graders_packages(path) - {"core", "twins", kata.module}
+            assert not others, f"{path.relative_to(REPO_ROOT)} imports graders.{sorted(others)}: " \
+                               f"move the shared reference to graders/twins/"
+
+
+def test_twins_import_core_and_core_imports_neither_twins_nor_a_kata():
+    for path in (GRADERS / "twins").glob("*.py"):
+        others = _graders_packages(path) - {"core", "twins"}
+        assert not others, f"{path.relative_to(REPO_ROOT)} imports graders.{sorted(others)}"
+    katas = set(registry.KATA_MODULES)
+    for path in (GRADERS / "core").glob("*.py"):
+        above = _graders_packages(path) & (katas | {"twins"})
+        assert not above, f"{path.relative_to(REPO_ROOT)} imports graders.{sorted(above)}"
 
 
 def test_a_katas_own_mistakes_are_named_by_it_alone():

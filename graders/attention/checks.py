@@ -30,7 +30,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect
-from graders.core.reference import NEG_INF, additive_mask, attend
+from graders.twins.reference import NEG_INF, additive_mask, attend
 from graders.core.report import describe_inputs, title
 
 __all__ = [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,8 @@ class Implementation:
     path: Path
     module: types.ModuleType | None
     load_error: GradingFailure | None = None
-    # Maps a characteristic exception to a mistake slug (set by the kata's grader).
+    # Maps a characteristic exception to a mistake slug: the grader's ``slug_for_exception``,
+    # handed over by the impl fixture (graders.core.plugin), or by whoever builds this.
     exception_slugs: Callable[[BaseException], str | None] | None = None
     # How verdicts name the implementation; the file name unless set (e.g. "your notebook").
     label: str = ""
@@ -41,12 +41,14 @@ class Implementation:
 
     @classmethod
     def of(cls, kata: Kata, path: Path, module: types.ModuleType | None,
-           load_error: GradingFailure | None = None, label: str = "") -> "Implementation":
-        """The implementation graded as ``kata``, with its grader's map from characteristic
-        exceptions to slugs (``slug_for_exception``, where the grader has one)."""
-        grader = importlib.import_module(kata.grader_module)
+           load_error: GradingFailure | None = None, label: str = "",
+           exception_slugs: Callable[[BaseException], str | None] | None = None,
+           ) -> "Implementation":
+        """The implementation graded as ``kata``; ``exception_slugs`` is its grader's map
+        from characteristic exceptions to slugs, where the grader has one (the core never
+        imports a grader to look for it)."""
         return cls(kata=kata, path=path, module=module, load_error=load_error, label=label,
-                   exception_slugs=getattr(grader, "slug_for_exception", None))
+                   exception_slugs=exception_slugs)
 
     def __repr__(self) -> str:
         return f"Implementation({self.label})"

@@ -7,6 +7,7 @@ its grader's tests; the ``impl`` fixture loads the file chosen by ``--impl PATH`
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
@@ -51,11 +52,17 @@ def impl(request: pytest.FixtureRequest) -> Implementation:
     """The implementation under test for the kata whose folder holds the requesting test file.
 
     Loaded once per file per session; a load failure surfaces inside the first check that
-    uses it (as a failed check, not a setup error).
+    uses it (as a failed check, not a setup error). The grader hands over its map from
+    characteristic exceptions to slugs as ``slug_for_exception`` in the module that defines
+    the requesting test (none: no exception names a mistake beyond the shared ones; a
+    grader whose map depends on the input passes ``exception_slugs=`` to ``impl.call``).
     """
     kata = registry.get(request.path)
+    grader = sys.modules[request.function.__module__]
+    exception_slugs = getattr(grader, "slug_for_exception", None)
     injected = request.config.stash.get(INJECTED_KEY, None)
     if injected is not None and injected.kata == kata:
+        injected.exception_slugs = exception_slugs
         return injected
     path = loader.choose_path(
         kata, request.config.getoption("impl"), request.config.getoption("solutions")
@@ -66,7 +73,8 @@ def impl(request: pytest.FixtureRequest) -> Implementation:
             module, error = loader.load(path, kata), None
         except ImplementationLoadError as exc:
             module, error = None, exc
-        loaded[kata.name, path] = Implementation.of(kata, path, module, load_error=error)
+        loaded[kata.name, path] = Implementation.of(kata, path, module, load_error=error,
+                                                    exception_slugs=exception_slugs)
     return loaded[kata.name, path]
 
 

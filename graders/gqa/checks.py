@@ -43,7 +43,7 @@ from graders.core.inputs import (
     weighted_sum,
 )
 from graders.core.mistakes import Suspect
-from graders.core.reference import NEG_INF
+from graders.twins.reference import NEG_INF
 from graders.core.report import describe_inputs, describe_value, verdict, title
 from graders.core.integers import expect_int, int_suspects
 from graders.twins.heads import expand_kv_heads

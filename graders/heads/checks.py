@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.i18n import N_, _
-from graders.core.reference import attend
+from graders.twins.reference import attend
 from graders.core.compare import expect_close, expect_grads_close, expect_tracks_grad
 from graders.core.implementation import Implementation
 from graders.core.inputs import (

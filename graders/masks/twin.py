@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graders.core.reference import additive_mask, attend
+from graders.twins.reference import additive_mask, attend
 from graders.core.inputs import randomize_
 from graders.core.mistakes import Suspect
 

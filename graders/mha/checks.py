@@ -22,14 +22,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.i18n import N_, _
-from graders.core.reference import attend
+from graders.twins.reference import attend
 from graders.core.compare import (MISTAKE_SLACK, expect_close, expect_grads_close, expect_tensor,
                                   expect_tracks_grad, expect_tuple, shape_mismatches, tolerance)
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
 from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
-from graders.core.projections import (IDENTITY, to_batch_first, split_heads, merge_heads,
+from graders.twins.projections import (IDENTITY, to_batch_first, split_heads, merge_heads,
                                       in_projections, weights_behind_output)
 
 __all__ = [

@@ -17,7 +17,7 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import randn
 from graders.core.mistakes import Suspect
 from graders.core.report import describe_inputs, describe_tensor, describe_value, verdict, title
-from graders.core.projections import weights_behind_output
+from graders.twins.projections import weights_behind_output
 from graders.vit.twin import (
     attention_reference,
     attention_state,

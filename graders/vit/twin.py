@@ -14,7 +14,7 @@ from torch import Tensor, nn
 
 from graders.core.i18n import _
 from graders.core.inputs import randomize_
-from graders.core.reference import attend
+from graders.twins.reference import attend
 
 
 EPS = 1e-6  # the ViT block's LayerNorm eps (nn.LayerNorm's default is 1e-5)

@@ -1,6 +1,7 @@
 """What the graders of the layer katas share (06 encoder_layer, 08 decoder_layer,
 09 transformer): an encoder layer's constructor arguments, activations, masks merged into
-one additive mask, the learner's module and gradients, and the dropout-in-eval suspect."""
+one additive mask, the input sequences, the learner's layer and PyTorch's twin, the learner's
+module and gradients, and the dropout-in-eval suspect."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.i18n import _
-from graders.core.reference import additive_mask
+from graders.twins.reference import additive_mask
 from graders.core.compare import tolerance
-from graders.core.inputs import grads_of, weighted_sum
+from graders.core.implementation import Implementation
+from graders.core.inputs import grads_of, randn, randomize_, weighted_sum
 from graders.core.mistakes import Suspect
 from graders.core.report import describe_value, verdict
 
@@ -97,6 +99,33 @@ def merged_mask(src_mask: Tensor | None, key_padding_mask: Tensor | None,
 def causal(n: int, dtype=torch.float32, device: str | torch.device = "cpu") -> Tensor:
     """Float (n, n): 0 on and below the diagonal, -inf above (PyTorch's causal mask)."""
     return torch.full((n, n), float("-inf"), dtype=dtype, device=device).triu(1)
+
+
+def sequence(args: LayerArgs, length: int, b: int, seed: int, dtype=torch.float32,
+             device: str | torch.device = "cpu") -> Tensor:
+    """(length, b, d), or (b, length, d) with batch_first: an encoder's src, a decoder's tgt
+    or memory."""
+    shape = (b, length, args.d_model) if args.batch_first else (length, b, args.d_model)
+    return randn(*shape, seed=seed, dtype=dtype, device=device)
+
+
+def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
+              device: str | torch.device = "cpu", *, name: str) -> nn.Module:
+    """The learner's layer ``name`` (TransformerEncoderLayer, TransformerDecoderLayer), built
+    with ``args``, in ``dtype`` on ``device``."""
+    cls = impl.attr(name)
+    layer = impl.call(cls, args.d_model, args.nhead, **args.kwargs(),
+                      what=args.call_text(), on=_("construction"))
+    return expect_module(layer, args.call_text()).to(device=device, dtype=dtype)
+
+
+def layer_twin(args: LayerArgs, seed: int, dtype=torch.float32,
+               device: str | torch.device = "cpu", weight_scale: float = 0.5, *,
+               twin: type[nn.Module]) -> nn.Module:
+    """PyTorch's layer ``twin`` (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer) built
+    with ``args``, with randomized weights, in eval mode."""
+    module = twin(args.d_model, args.nhead, **args.kwargs(), dtype=dtype, device=device)
+    return randomize_(module, seed, scale=weight_scale).eval()
 
 
 def expect_module(value: Any, what: str) -> nn.Module:
