@@ -2,7 +2,8 @@
 reasoning shown once answered), the kinds of answer, and the formulas and units several
 katas' questions compute their numbers with. Each kata's questions live in its
 ``graders/<module>/meta.py`` (``QUESTIONS``), with the small functions only they use;
-graders.frontends.quiz asks and marks them. Light: no torch.
+how one answer is marked is here too (:func:`marked`), for every front end: the notebooks'
+quiz (graders.frontends.quiz), ``kata quiz`` and the room. Light: no torch.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from graders.core.i18n import N_, _, listing, translate
+from graders.core.layout import fill
 
 INTEGER, NUMBER, CHOICE = "integer", "number", "choice"  # the kinds of answer
 CORRECT, WRONG, UNANSWERED = "correct", "wrong", "unanswered"
@@ -130,3 +132,45 @@ def encoder_layer_parameters(d_model: int, dim_feedforward: int) -> int:
 
 GiB = 2**30
 MiB = 2**20
+
+
+REASONING_WIDTH = 88  # terminal columns (a Chinese character takes two)
+
+
+@dataclass(frozen=True)
+class QuizResult:
+    kata: str
+    outcomes: tuple[str, ...]  # CORRECT | WRONG | UNANSWERED, one per question
+
+    @property
+    def all_correct(self) -> bool:
+        return all(outcome == CORRECT for outcome in self.outcomes)
+
+    @property
+    def score(self) -> int:
+        return sum(outcome == CORRECT for outcome in self.outcomes)
+
+    def __repr__(self) -> str:
+        return f"QuizResult({self.kata}: {self.score}/{len(self.outcomes)} correct)"
+
+
+def marked(number: int, question: Question, given) -> tuple[str, str]:
+    """Mark one answer: (CORRECT, WRONG or UNANSWERED, the text to show: the verdict, then
+    the reasoning when it was answered). The notebooks' quiz and ``kata quiz`` both mark
+    with this."""
+    outcome = question.judge(given)
+    if outcome == UNANSWERED:
+        return outcome, f"{number}. " + _("unanswered ({format})", format=question.answer_format)
+    if outcome == CORRECT:
+        verdict = _("correct")
+    else:
+        verdict = _("wrong: you said {given}, the answer is {answer}", given=repr(given),
+                    answer=question.shown_answer)
+    reasoning = fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   ")
+    return outcome, f"{number}. {verdict}\n{reasoning}"
+
+
+def score_line(result: QuizResult) -> str:
+    score = dict(score=result.score, total=len(result.outcomes))
+    return (_("{score}/{total} correct: well done", **score) if result.all_correct
+            else _("{score}/{total} correct", **score))

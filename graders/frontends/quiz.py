@@ -15,33 +15,10 @@ against PyTorch's own modules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from graders.core import registry
-from graders.core.layout import fill
-from graders.core.i18n import _, translate
 from graders.core.quizzes import (  # noqa: F401 (the quiz's vocabulary, used by its readers)
-    CHOICE, CORRECT, INTEGER, NUMBER, UNANSWERED, WRONG, GiB, MiB, Question,
-    encoder_layer_parameters, letters, mha_parameters)
-
-REASONING_WIDTH = 88  # terminal columns (a Chinese character takes two)
-
-
-@dataclass(frozen=True)
-class QuizResult:
-    kata: str
-    outcomes: tuple[str, ...]  # CORRECT | WRONG | UNANSWERED, one per question
-
-    @property
-    def all_correct(self) -> bool:
-        return all(outcome == CORRECT for outcome in self.outcomes)
-
-    @property
-    def score(self) -> int:
-        return sum(outcome == CORRECT for outcome in self.outcomes)
-
-    def __repr__(self) -> str:
-        return f"QuizResult({self.kata}: {self.score}/{len(self.outcomes)} correct)"
+    CHOICE, CORRECT, INTEGER, NUMBER, REASONING_WIDTH, UNANSWERED, WRONG, GiB, MiB, Question,
+    QuizResult, encoder_layer_parameters, letters, marked, mha_parameters, score_line)
 
 
 def questions(kata_key: str) -> tuple[Question, ...]:
@@ -51,28 +28,6 @@ def questions(kata_key: str) -> tuple[Question, ...]:
 def answer_key(kata_key: str) -> dict[int, int | float | str]:
     """The right answers, numbered from 1 like the notebook's ``answers`` cell."""
     return {number: q.answer for number, q in enumerate(questions(kata_key), start=1)}
-
-
-def marked(number: int, question: Question, given) -> tuple[str, str]:
-    """Mark one answer: (CORRECT, WRONG or UNANSWERED, the text to show: the verdict, then
-    the reasoning when it was answered). The notebooks' quiz and ``kata quiz`` both mark
-    with this."""
-    outcome = question.judge(given)
-    if outcome == UNANSWERED:
-        return outcome, f"{number}. " + _("unanswered ({format})", format=question.answer_format)
-    if outcome == CORRECT:
-        verdict = _("correct")
-    else:
-        verdict = _("wrong: you said {given}, the answer is {answer}", given=repr(given),
-                    answer=question.shown_answer)
-    reasoning = fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   ")
-    return outcome, f"{number}. {verdict}\n{reasoning}"
-
-
-def score_line(result: QuizResult) -> str:
-    score = dict(score=result.score, total=len(result.outcomes))
-    return (_("{score}/{total} correct: well done", **score) if result.all_correct
-            else _("{score}/{total} correct", **score))
 
 
 def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:

@@ -4,17 +4,17 @@ interview runs (the quiz explains its answers)."""
 
 from __future__ import annotations
 
+from graders.core import registry
 from graders.core.i18n import translate
+from graders.core.quizzes import CORRECT, QuizResult, marked, score_line
 from graders.core.registry import Kata
 from graders.practice.service import Practice
 
 
 def questions(practice: Practice, kata: Kata) -> list:
-    """``kata``'s quiz questions (graders.frontends.quiz.Question), numbered from 1."""
-    from graders.frontends import quiz as engine  # the notebooks' quiz: its questions and marks
-
+    """``kata``'s quiz questions (graders.core.quizzes.Question), numbered from 1."""
     practice.refuse_during_mock("refused.quiz")
-    return list(engine.questions(kata.id))
+    return list(registry.meta(kata).QUESTIONS)
 
 
 def asked(practice: Practice, kata: Kata) -> list[dict]:
@@ -26,12 +26,10 @@ def asked(practice: Practice, kata: Kata) -> list[dict]:
 def mark(practice: Practice, kata: Kata, answers: dict) -> dict:
     """The marks of ``answers`` (question number as a string -> answer): each question's
     outcome and reasoning, the score line, and how many are right."""
-    from graders.frontends import quiz as engine
-
     marks = []
     for number, question in enumerate(questions(practice, kata), start=1):
-        outcome, text = engine.marked(number, question, answers.get(str(number)))
+        outcome, text = marked(number, question, answers.get(str(number)))
         marks.append({"number": number, "outcome": outcome, "text": text})
-    result = engine.QuizResult(kata.name, tuple(m["outcome"] for m in marks))
-    return {"marks": marks, "score": engine.score_line(result),
-            "correct": sum(m["outcome"] == engine.CORRECT for m in marks)}
+    result = QuizResult(kata.name, tuple(m["outcome"] for m in marks))
+    return {"marks": marks, "score": score_line(result),
+            "correct": sum(m["outcome"] == CORRECT for m in marks)}
