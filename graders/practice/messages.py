@@ -1,6 +1,7 @@
 """What the practice service says, as data: a message key and its fields. Each front end
-words a key in its own way (graders.frontends.cli.words, graders.frontends.serve.words):
-the terminal names commands (kata mock --submit), the room its buttons (Hand in)."""
+words a key in its own way (graders.frontends.cli.words, graders.frontends.serve.words, over
+the words they share in graders.practice.words): the terminal names commands (kata mock
+--submit), the room its buttons (Hand in)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,40 @@
+"""The words both front ends give a message of the practice service alike (the CLI and the
+room differ where one names commands and the other buttons: graders.frontends.cli.words,
+graders.frontends.serve.words), and the one way a front end words what was said."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from graders.core.i18n import _
+from graders.core.results import shown
+from graders.practice.common import Said, outcome_word
+from graders.practice.messages import Message
+
+Words = dict[str, Callable[..., str]]
+
+SHARED_WORDS: Words = {
+    "file.backed_up": lambda backup: _("your file is backed up as {backup}", backup=backup),
+    "reset.untouched": lambda file: _("{file} is already the untouched skeleton.", file=file),
+    "reset.done": lambda file: _("{file} is the skeleton again.", file=file),
+    "restore.same": lambda file, backup: _("{file} is already the same as {backup}.", file=file,
+                                           backup=backup),
+    "restore.done": lambda **f: _("{file} is back to the backup of {time} ({backup}).", **f),
+    "mock.none_to_abort": lambda: _("no mock interview is running: nothing to abort"),
+    "mock.aborted": lambda kata, taken: _("mock interview of {kata} aborted after {taken} "
+                                          "(recorded as aborted); hints, the solution and backups "
+                                          "are open again.", kata=kata, taken=taken),
+    "mock.late": lambda kata, outcome, minutes, status: _(
+        "mock interview of {kata}: {outcome} after {minutes} min (graded as it stood: {status})",
+        kata=kata, outcome=outcome_word(outcome), minutes=minutes, status=shown(status)),
+    "mock.in_time": lambda kata, outcome, taken, allowed: _(
+        "mock interview of {kata}: {outcome} in {taken} of {allowed}", kata=kata,
+        outcome=outcome_word(outcome), taken=taken, allowed=allowed),
+}
+
+
+def worded(words: Words, said: Message | Said) -> str:
+    """``said`` (a message, or an error the service raised) in ``words``."""
+    if isinstance(said, Said):
+        return words[said.key](**said.fields) if said.key else str(said)
+    return words[said.key](**said.fields)
