@@ -20,6 +20,7 @@ from graders.core.inputs import bool_mask, float_mask
 from graders.core.mistakes import Suspect
 from graders.twins.reference import attend
 from graders.core.report import describe_inputs
+from graders.twins.layers import feed_forward as layer_feed_forward
 from graders.twins.layers import (ACTIVATIONS, LayerArgs as EncoderLayerArgs, causal, merged_mask,
                                   sequence)
 
@@ -212,15 +213,7 @@ def layer_reference(
         return attention(attention_weights[1], query, keys, cross_masks)
 
     def feed_forward(x: Tensor) -> Tensor:
-        if activation_at == "before":
-            x = activation(x)
-        hidden = F.linear(x, weight("linear1.weight"), weight("linear1.bias"))
-        if activation_at in ("between", "twice"):
-            hidden = activation(hidden)
-        out = F.linear(hidden, weight("linear2.weight"), weight("linear2.bias"))
-        if activation_at in ("after", "twice"):
-            out = activation(out)
-        return out
+        return layer_feed_forward(x, weight, activation, activation_at)
 
     x = to_bnd(inputs.tgt if tgt is None else tgt)
     blocks = (("sa", self_attention), ("ca", cross_attention), ("ff", feed_forward))

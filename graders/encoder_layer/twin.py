@@ -16,6 +16,7 @@ from graders.twins.reference import attend
 from graders.core.inputs import bool_mask, float_mask, generator
 from graders.core.mistakes import Suspect
 from graders.twins.layers import ACTIVATIONS, LayerArgs, merged_mask, causal
+from graders.twins.layers import feed_forward as layer_feed_forward
 
 
 # --------------------------------------------------------------------------- references
@@ -66,15 +67,7 @@ def layer_reference(
                         weight("self_attn.out_proj.weight"), weight("self_attn.out_proj.bias"))
 
     def feed_forward(x: Tensor) -> Tensor:
-        if activation_at == "before":
-            x = activation(x)
-        hidden = F.linear(x, weight("linear1.weight"), weight("linear1.bias"))
-        if activation_at in ("between", "twice"):
-            hidden = activation(hidden)
-        out = F.linear(hidden, weight("linear2.weight"), weight("linear2.bias"))
-        if activation_at in ("after", "twice"):
-            out = activation(out)
-        return out
+        return layer_feed_forward(x, weight, activation, activation_at)
 
     for name, i, sublayer in (("sa", 1, self_attention), ("ff", 2, feed_forward)):
         residual = name not in drop_residual

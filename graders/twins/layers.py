@@ -83,6 +83,23 @@ def quiet_mask_types() -> Iterator[None]:
         yield
 
 
+def feed_forward(x: Tensor, weight: Callable[[str], Tensor], activation: Callable[[Tensor], Tensor],
+                 activation_at: str = "between") -> Tensor:
+    """The layers' feed-forward block, linear2(activation(linear1(x))), from ``weight(name)``
+    (the twin's ``linear1.weight``, ...), with the activation moved to ``activation_at``
+    ("between" is right; "before", "after", "twice", "none" are the mistake switches),
+    x (b, n, d_model)."""
+    if activation_at == "before":
+        x = activation(x)
+    hidden = F.linear(x, weight("linear1.weight"), weight("linear1.bias"))
+    if activation_at in ("between", "twice"):
+        hidden = activation(hidden)
+    out = F.linear(hidden, weight("linear2.weight"), weight("linear2.bias"))
+    if activation_at in ("after", "twice"):
+        out = activation(out)
+    return out
+
+
 def merged_mask(src_mask: Tensor | None, key_padding_mask: Tensor | None,
                 dtype: torch.dtype) -> Tensor | None:
     """src_mask (n, n) and key_padding_mask (b, n) as one additive mask (b, 1, n, n),
