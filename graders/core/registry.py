@@ -22,6 +22,7 @@ TRACKS = {
     "foundations": "Foundations",
     "models": "Full models and modern inference",
     "llm": "Decoder-only LLMs",
+    "inference": 'LLM inference systems',
 }
 
 # Every kata, in order: the package graders/<module>/ that holds its grader and meta.
@@ -45,6 +46,7 @@ KATA_MODULES = (
     "beam_search",          # 17
     "sliding_window",       # 18
     "attention_backward",   # 19
+    "moe",                  # 20
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
