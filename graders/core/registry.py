@@ -47,6 +47,7 @@ KATA_MODULES = (
     "sliding_window",       # 18
     "attention_backward",   # 19
     "moe",                  # 20
+    "speculative",          # 21
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
