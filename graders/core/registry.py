@@ -48,6 +48,7 @@ KATA_MODULES = (
     "attention_backward",   # 19
     "moe",                  # 20
     "speculative",          # 21
+    "paged_kv_cache",       # 22
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
