@@ -49,6 +49,7 @@ KATA_MODULES = (
     "moe",                  # 20
     "speculative",          # 21
     "paged_kv_cache",       # 22
+    "mla",                  # 23
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
