@@ -50,6 +50,7 @@ KATA_MODULES = (
     "speculative",          # 21
     "paged_kv_cache",       # 22
     "mla",                  # 23
+    "kv_quant",             # 24
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
