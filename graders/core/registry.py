@@ -22,7 +22,7 @@ TRACKS = {
     "foundations": "Foundations",
     "models": "Full models and modern inference",
     "llm": "Decoder-only LLMs",
-    "inference": 'LLM inference systems',
+    "inference": "LLM inference systems",
 }
 
 # Every kata, in order: the package graders/<module>/ that holds its grader and meta.

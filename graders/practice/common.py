@@ -151,7 +151,8 @@ def track_title(key: str) -> str:
     """A track's title (registry.TRACKS) in the learner's language."""
     title = registry.TRACKS.get(key, key)
     translated = {"Foundations": _("Foundations"), "Decoder-only LLMs": _("Decoder-only LLMs"),
-                  "Full models and modern inference": _("Full models and modern inference")}
+                  "Full models and modern inference": _("Full models and modern inference"),
+                  "LLM inference systems": _("LLM inference systems")}
     return translated.get(title, title)
 
 

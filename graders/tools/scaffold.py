@@ -17,6 +17,7 @@ started is seen), and returns one line per part.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -43,7 +44,8 @@ BY_HAND = (
     "katas/{name}/README.zh-CN.md and the zh msgstr of every new catalog entry (python -m "
     "graders.tools.texts update / export / import; graders/locales/zh_CN/GLOSSARY.md)",
     "CONTRACT.md: the kata's section (signatures, layouts, slugs); README.md and "
-    "README.zh-CN.md: its row in the katas' table",
+    "README.zh-CN.md: its row in the katas' table (a new track: its table, and its title in "
+    "graders/practice/common.py's track_title so that it is translated)",
     "tests/test_hostile.py: the kata's TARGETS entry (what the sabotage replaces)",
     "then: python -m graders.tools.texts update && python notebooks/build.py {id} && "
     "kata dev check {id}",
@@ -219,7 +221,7 @@ KATA = Kata(
     id="{kata.id}",
     name="{kata.name}",
     file="{kata.file}",
-    title={kata.title!r},
+    title={json.dumps(kata.title)},
     track="{kata.track}",
     difficulty="medium",
     target_minutes=15,
@@ -321,7 +323,7 @@ def add_to_registry(text: str, kata: NewKata, track_title: str | None = None) ->
         raise ScaffoldError(f"{REGISTRY}: no TRACKS")
     if not re.search(rf'^\s*"{re.escape(kata.track)}":', tracks.group(1), re.M):
         title = track_title or kata.track.replace("_", " ").capitalize()
-        text = text[:tracks.end(1)] + f'    "{kata.track}": {title!r},\n' + text[tracks.end(1):]
+        text = text[:tracks.end(1)] + f'    "{kata.track}": {json.dumps(title)},\n' + text[tracks.end(1):]
     return text
 
 
