@@ -22,6 +22,7 @@ import pytest
 import torch
 from torch import Tensor
 
+from graders.core.compare import sequence_pictures
 from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases
@@ -334,7 +335,11 @@ def check_case(impl: Implementation, case: Case, expected: Result | None = None,
                              "{have}", index=first,
                              want=describe_result([expected[first]], digits=digits),
                              have=describe_result([got[first]], digits=digits)))
-        raise verdict(check, on, details + notes, slug)
+        failure = verdict(check, on, details + notes, slug)
+        failure.pictures = sequence_pictures(  # one entry per rank, for the room's diff
+            [describe_result([h], digits=digits) for h in expected],
+            [describe_result([h], digits=digits) for h in got], of=check)
+        raise failure
     check_calls(step.calls, live_calls, on)
 
 

@@ -130,8 +130,34 @@ def expect_close(
                              "diff {diff}); {off} of {total} values off (rtol {rtol}, atol "
                              "{atol})", index=index(first), largest=index(worst), **numbers))
     failure = fail(details)
-    failure.pictures = matrix_pictures(exp64, got64, index(first), of=check)
+    failure.pictures = (sequence_pictures([_number(v) for v in exp64.flatten().tolist()],
+                                          [_number(v) for v in got64.flatten().tolist()],
+                                          bad.flatten().tolist(), of=check)
+                        if got.dim() <= 1 and got.numel() <= SEQUENCE_MAX_LENGTH
+                        else matrix_pictures(exp64, got64, index(first), of=check))
     raise failure
+
+
+SEQUENCE_MAX_LENGTH = 64  # longer vectors get no diff (the verdict's preview shows them)
+
+
+def _number(value: float) -> str:
+    """A vector's entry as the diff shows it: integers whole, other values to 6 digits."""
+    return str(int(value)) if math.isfinite(value) and value == int(value) else f"{value:.6g}"
+
+
+def sequence_pictures(expected: Sequence, got: Sequence, differs: Sequence[bool] | None = None,
+                      of: str = "") -> dict:
+    """Two short sequences — token ids, a vector's entries, ranked hypotheses, an integer —
+    for `kata serve`'s expected-vs-got diff: ``{"kind": "sequence", "of", "expected", "got",
+    "differs"}``, entries as text. ``differs[i]``: whether entry i is off (by default: its
+    text differs, or only one side has it)."""
+    expected, got = [str(v) for v in expected], [str(v) for v in got]
+    if differs is None:
+        differs = [i >= len(expected) or i >= len(got) or expected[i] != got[i]
+                   for i in range(max(len(expected), len(got)))]
+    return {"kind": "sequence", "of": of, "expected": expected, "got": got,
+            "differs": [bool(d) for d in differs]}
 
 
 PICTURE_MAX_SIDE = 16  # larger matrices are not drawn (a heatmap of them says little)

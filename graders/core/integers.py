@@ -9,6 +9,7 @@ from typing import Any, Iterable
 
 import torch
 
+from graders.core.compare import sequence_pictures
 from graders.core.i18n import N_, _
 from graders.core.mistakes import Suspect, identify
 from graders.core.report import describe_value, verdict
@@ -94,4 +95,6 @@ def expect_int(got: Any, expected: int, check: str, on: str,
                _("got      {value}", value=f"{got:,}"), ratio_line(got, expected)]
     if expected and abs(Fraction(got - expected, expected)) <= NEAR_MISS:
         details.append(_(FLOAT_NOTE))
-    raise verdict(check, on, details, slug)
+    failure = verdict(check, on, details, slug)
+    failure.pictures = sequence_pictures([f"{expected:,}"], [f"{got:,}"], [True], of=check)
+    raise failure

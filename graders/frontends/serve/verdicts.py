@@ -26,6 +26,8 @@ def drawn(pictures: dict | None) -> bool:
     heatmap can show."""
     if not pictures:
         return False
+    if pictures.get("kind") == "sequence":  # token lists, short vectors, integers: a diff
+        return True
     values = [v for row in pictures["expected"] for v in row]
     if any(isinstance(v, str) for v in values):  # -inf (or nan) in the expected matrix
         return True
@@ -38,6 +40,8 @@ def drawn(pictures: dict | None) -> bool:
 def picture_caption(pictures: dict, label: str) -> str:
     """What the drawn matrix is: the tensor checked (its label when the grader gave none)
     and which (n, m) slice of it, e.g. ``the attention weights (batch, n, m) [0, :, :]``."""
+    if pictures.get("kind") == "sequence":
+        return pictures.get("of") or label
     index = ", ".join([*(str(i) for i in pictures.get("at", [])), ":", ":"])
     return f"{pictures.get('of') or label} [{index}]"
 
@@ -93,6 +97,11 @@ def page_texts() -> dict[str, str]:
         "explanation": _("mistake"), "mistake_hint": _("hint"), "skipped": _("skipped"),
         "expected": _("expected"), "yours": _("yours"),
         "busy": _("working…"),
+        "copy": _("Copy"), "copied": _("copied"),
+        "shortcuts": _("Ctrl+Enter (⌘+Enter): check · Ctrl+S (⌘+S): save"),
+        "theme_dark": _("Dark theme"), "theme_light": _("Light theme"),
+        "draft_restored": _("Your unsaved text from last time is back in the editor (the file "
+                            "on disk is unchanged: Check saves it)."),
         "loading_home": _("Counting your progress: katas changed since they were last graded "
                           "are graded first…"),
         "hints_exhausted": _("That was the last hint: all {total} are shown. Still stuck? "

@@ -88,7 +88,46 @@ function labels() {
       ["btn-restore", "restore"], ["btn-solution", "solution"], ["btn-quiz", "quiz"],
       ["mock-submit", "submit"], ["mock-abort", "abort"], ["conflict-load", "load_disk"],
       ["conflict-keep", "keep_mine"]]) $(id).textContent = T[key];
+  $("shortcuts").textContent = T.shortcuts;
   document.documentElement.lang = lang;
+  applyTheme();
+}
+
+// The theme: the learner's choice when there is one (remembered), else the system's.
+const darkQuery = matchMedia("(prefers-color-scheme: dark)");
+function applyTheme() {
+  const theme = localStorage.getItem("kata-theme") || (darkQuery.matches ? "dark" : "light");
+  document.documentElement.dataset.theme = theme;
+  $("theme").textContent = theme === "dark" ? (T.theme_light || "☀") : (T.theme_dark || "☾");
+  $("theme").setAttribute("aria-pressed", String(theme === "dark"));
+}
+darkQuery.addEventListener("change", applyTheme);
+$("theme").onclick = () => {
+  localStorage.setItem("kata-theme", document.documentElement.dataset.theme === "dark" ? "light" : "dark");
+  applyTheme();
+};
+applyTheme();
+
+// What the room remembers of each kata in this browser: unsaved editor text (with the file
+// version it was typed on), where the README and the editor were scrolled, and the last
+// verdict shown. Nothing here replaces the file on disk: a remembered text comes back as
+// unsaved, and only Check or Ctrl+S writes it (with the usual backups).
+const memoryKey = (id) => "kata-memory-" + id;
+function recall(id) { try { return JSON.parse(localStorage.getItem(memoryKey(id)) || "{}"); } catch (e) { return {}; } }
+function remember(changes) {
+  if (!current) return;
+  const memory = Object.assign(recall(current.id), changes);
+  try { localStorage.setItem(memoryKey(current.id), JSON.stringify(memory)); } catch (e) { /* full: forget */ }
+}
+let rememberTimer = 0;
+function rememberSoon() {
+  clearTimeout(rememberTimer);
+  rememberTimer = setTimeout(() => {
+    if (!current || $("kata").hidden) return;
+    remember({draft: dirty ? KataEditor.getText(view) : null, base: current.sha,
+              problemScroll: $("problem").scrollTop, editorScroll: view.scrollDOM.scrollTop,
+              output: $("output").innerHTML});
+  }, 250);
 }
 
 async function loadTexts() {
@@ -151,10 +190,19 @@ async function renderKata(id) {
   $("file-name").textContent = data.file;
   $("output").innerHTML = "";
   $("conflict").hidden = true;
-  if (!view) view = KataEditor.createEditor($("editor"), data.text, () => { dirty = true; saveState(); });
-  else KataEditor.setText(view, data.text);
+  if (!view) {
+    view = KataEditor.createEditor($("editor"), data.text, () => { dirty = true; saveState(); rememberSoon(); });
+    view.scrollDOM.addEventListener("scroll", rememberSoon);
+  } else KataEditor.setText(view, data.text);
   dirty = false; saveState();
   show("kata");
+  const memory = recall(data.id);
+  if (memory.draft && memory.base === data.sha && memory.draft !== data.text) {
+    KataEditor.setText(view, memory.draft); dirty = true; saveState();
+    output(esc(T.draft_restored), "draft-restored");
+  } else if (memory.output) $("output").innerHTML = memory.output;
+  $("problem").scrollTop = memory.problemScroll || 0;
+  view.scrollDOM.scrollTop = memory.editorScroll || 0;
 }
 
 function saveState() { $("save-state").textContent = dirty ? T.unsaved : T.saved; }
@@ -184,7 +232,7 @@ function renderVerdict(v) {
       if (c.hint) rows += `<p class="mistake-hint">${fill(esc(T.labeled), {label: esc(T.mistake_hint), text: inline(c.hint)})}</p>`;
     }
     if (c.verdict && c.outcome !== "passed") rows += `<pre>${esc(c.verdict)}</pre>`;
-    if (c.pictures && c.outcome !== "passed") rows += heatmaps(c.pictures);
+    if (c.pictures && c.outcome !== "passed") rows += c.pictures.kind === "sequence" ? sequenceDiff(c.pictures) : heatmaps(c.pictures);
     rows += "</div>";
   }
   return `<div id="verdict">${html}${rows}</div>`;
@@ -208,6 +256,82 @@ function heatmaps(p) {
     `<div class="heatmap-pair">${grid(T.expected, p.expected)}${grid(T.yours, p.got)}</div></div>`;
 }
 
+// Expected against got, entry by entry (token ids, a short vector, ranked hypotheses, an
+// integer): the entries that differ marked, a missing entry shown as a dash; a Copy button
+// copies both lines as text. Long entries (hypotheses) are listed one per row.
+function sequenceDiff(p) {
+  const n = Math.max(p.expected.length, p.got.length);
+  const entry = (list, i, side) => i < list.length
+    ? `<td class="${side}${p.differs[i] ? " off" : ""}">${esc(list[i])}</td>`
+    : `<td class="${side} missing off">—</td>`;
+  const indices = Array.from({length: n}, (_, i) => i);
+  let table;
+  if ([...p.expected, ...p.got].some((s) => s.length > 14)) {
+    table = `<tr><th>#</th><th>${esc(T.expected)}</th><th>${esc(T.yours)}</th></tr>` +
+      indices.map((i) => `<tr><th>${i}</th>${entry(p.expected, i, "expected")}${entry(p.got, i, "got")}</tr>`).join("");
+  } else {
+    table = `<tr><th>${esc(T.expected)}</th>${indices.map((i) => entry(p.expected, i, "expected")).join("")}</tr>` +
+      `<tr><th>${esc(T.yours)}</th>${indices.map((i) => entry(p.got, i, "got")).join("")}</tr>`;
+  }
+  const text = `${T.expected}: [${p.expected.join(", ")}]\n${T.yours}: [${p.got.join(", ")}]`;
+  return `<div class="diff"><p class="heatmap-what">${esc(p.caption || "")}</p>` +
+    `<div class="diff-scroll"><table>${table}</table></div>` +
+    `<button class="copy" data-copy="${esc(text)}">${esc(T.copy)}</button></div>`;
+}
+
+async function copyText(button) {
+  const text = button.dataset.copy;
+  try { await navigator.clipboard.writeText(text); } catch (e) {  // no clipboard API: select and copy
+    const area = document.createElement("textarea");
+    area.value = text; document.body.appendChild(area); area.select();
+    document.execCommand("copy"); area.remove();
+  }
+  button.textContent = T.copied;
+}
+$("output").addEventListener("click", (e) => { if (e.target.matches("button.copy")) copyText(e.target); });
+
+// The panes' sizes: README | work (a share of the width) and editor / verdict (a share of
+// the height), dragged by their handles (or moved with the arrow keys), remembered.
+function setPanes(sizes) {
+  const columns = Math.min(0.85, Math.max(0.15, sizes.columns ?? 0.4));
+  const rows = Math.min(0.9, Math.max(0.15, sizes.rows ?? 0.6));
+  $("kata").style.setProperty("--left", columns + "fr");
+  $("kata").style.setProperty("--right", (1 - columns) + "fr");
+  $("work").style.setProperty("--editor-grow", rows);
+  $("work").style.setProperty("--output-grow", 1 - rows);
+  return {columns, rows};
+}
+let panes = setPanes(JSON.parse(localStorage.getItem("kata-panes") || "{}"));
+function dragHandle(handle, share) {
+  handle.tabIndex = 0;
+  handle.addEventListener("pointerdown", (e) => {
+    e.preventDefault(); handle.setPointerCapture(e.pointerId); handle.classList.add("dragging");
+    const move = (m) => { panes = setPanes({...panes, ...share(m)}); };
+    const up = () => {
+      handle.classList.remove("dragging");
+      handle.removeEventListener("pointermove", move); handle.removeEventListener("pointerup", up);
+      localStorage.setItem("kata-panes", JSON.stringify(panes));
+    };
+    handle.addEventListener("pointermove", move); handle.addEventListener("pointerup", up);
+  });
+  handle.addEventListener("keydown", (e) => {
+    const step = {ArrowLeft: -0.05, ArrowUp: -0.05, ArrowRight: 0.05, ArrowDown: 0.05}[e.key];
+    if (!step) return;
+    e.preventDefault();
+    const key = handle.id === "split-columns" ? "columns" : "rows";
+    panes = setPanes({...panes, [key]: panes[key] + step});
+    localStorage.setItem("kata-panes", JSON.stringify(panes));
+  });
+}
+dragHandle($("split-columns"), (e) => {
+  const box = $("kata").getBoundingClientRect();
+  return {columns: (e.clientX - box.left) / box.width};
+});
+dragHandle($("split-rows"), (e) => {
+  const top = $("editor").getBoundingClientRect().top, bottom = $("output").getBoundingClientRect().bottom;
+  return {rows: (e.clientY - top) / Math.max(1, bottom - top)};
+});
+
 async function save(force) {
   const data = await api(`/api/kata/${current.id}/save`, {text: KataEditor.getText(view), base: current.sha, force: !!force});
   return afterSave(data);
@@ -216,7 +340,7 @@ async function save(force) {
 function afterSave(data) {
   if (data._status === 409 && data.disk) { offerDisk(data.disk, data.error); return false; }
   if (data._status !== 200) { output(esc(data.error), "refused"); return false; }
-  current.sha = data.sha; dirty = false; saveState();
+  current.sha = data.sha; dirty = false; saveState(); rememberSoon();
   return true;
 }
 
@@ -246,6 +370,7 @@ async function check() {
     if (!afterSave(data)) return;
     $("output").innerHTML = renderVerdict(data.verdict);
     verdictShown = true;
+    rememberSoon();
   } finally { $("btn-check").disabled = false; }
 }
 
@@ -358,7 +483,7 @@ async function mayLeave() {
   if (!confirm(T.confirm_leave)) return false;
   const kept = await api(`/api/kata/${current.id}/set-aside`, {text: KataEditor.getText(view)});
   if (kept._status !== 200) { output(esc(kept.error), "refused"); return false; }
-  dirty = false; saveState();
+  dirty = false; saveState(); remember({draft: null});  // the backup holds it now
   return true;
 }
 
@@ -394,6 +519,7 @@ async function renderShown() {
   if (target === "report") await renderReport();
   else if (!target.startsWith("kata/")) await renderHome();
 }
+$("problem").addEventListener("scroll", rememberSoon);
 $("problem").addEventListener("click", (e) => {
   // The README's links to its other edition switch the language; other relative links
   // name files of the repository, not pages of the room.
@@ -426,7 +552,15 @@ const goHome = (e) => {
 };
 $("home-link").onclick = goHome;
 $("missing").addEventListener("click", (e) => { if (e.target.id === "missing-home") goHome(e); });
-document.addEventListener("keydown", (e) => { if ((e.ctrlKey || e.metaKey) && e.key === "s") { e.preventDefault(); if (current) save(); } });
+// Ctrl+S (⌘+S) saves, Ctrl+Enter (⌘+Enter) checks: caught before the editor sees them.
+document.addEventListener("keydown", (e) => {
+  if (!(e.ctrlKey || e.metaKey) || !current || $("kata").hidden) return;
+  if (e.key === "s") { e.preventDefault(); save(); }
+  else if (e.key === "Enter") {
+    e.preventDefault(); e.stopPropagation();
+    if (!$("btn-check").disabled) check();
+  }
+}, true);
 window.addEventListener("hashchange", route);
 // Closing the tab or reloading with unsaved text: the browser asks; when the learner leaves
 // anyway, the text is kept as a backup on the way out (Restore brings it back).
