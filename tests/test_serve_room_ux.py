@@ -171,3 +171,30 @@ def test_each_kata_remembers_unsaved_text_scroll_and_its_last_verdict(room, brow
     expect(page.locator("#verdict")).to_be_visible()
     expect(page.locator(".draft-restored")).to_have_count(0)
     context.close()
+
+
+def test_run_shows_the_readmes_example_on_the_learners_code_apart_from_check(page):
+    open_kata(page, ATTENTION)
+    type_file(page, ATTENTION.solution_path.read_text())
+    page.locator("#btn-run").click()
+    run = page.locator("#output .card.run").first
+    expect(run).to_contain_text(">>> out, w = scaled_dot_product_attention(q, k, v)",
+                                timeout=GRADING_S)
+    expect(run).to_contain_text("tensor([[0.6698, 0.3302]])    # (1, 2) float32")
+    expect(page.locator("#grading")).to_have_count(0)  # a run is not a check
+    type_file(page, MISSING_SCALE)  # Alt+Enter runs too: the unscaled weights show
+    page.locator(".cm-content").press("Alt+Enter")
+    expect(page.locator("#output .card.run").first).to_contain_text("tensor([[0.7311, 0.2689]])",
+                                                                   timeout=GRADING_S)
+    broken = MISSING_SCALE.replace("def scaled_dot_product_attention", "def renamed", 1)
+    type_file(page, broken)  # a name the example needs is missing: said in one line
+    page.locator("#btn-run").click()
+    expect(page.locator("#output .card.run.failed").first).to_contain_text(
+        "NameError", timeout=GRADING_S)
+
+
+def test_a_kata_without_an_example_says_so(page):
+    open_kata(page, FLOPS)
+    page.locator("#btn-run").click()
+    expect(page.locator("#output .card.run").first).to_contain_text("no example to run",
+                                                                   timeout=GRADING_S)

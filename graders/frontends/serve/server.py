@@ -38,7 +38,7 @@ from graders.core import i18n, registry
 from graders.core.i18n import _, translate
 from graders.core.registry import Kata
 from graders.core.results import FAILING
-from graders.frontends.serve import security, verdicts, words
+from graders.frontends.serve import running, security, verdicts, words
 from graders.practice import Practice, files, hints
 from graders.practice import mock as mocks
 from graders.practice import quiz as quizzes
@@ -336,6 +336,12 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         mock = mock_view(app, room.clock())
         return {**saved, "verdict": verdicts.verdict(result, hidden=bool(mock and mock["kata"] == kata.name))}
 
+    def run(app: Practice, kata: Kata, body: dict, _request) -> dict:
+        """The README's example against the editor's text (saved first, as Check does)."""
+        saved = room.save(app, kata, body)
+        return {**saved, "run": running.run_example(
+            kata, room.kata_file(app, kata), app.readme(kata).read_text(encoding="utf-8"))}
+
     def hint(app: Practice, kata: Kata, _body, _request) -> dict:
         level, exhausted = hints.reveal_next_hint(app, kata)
         rung = hints.rung(kata, level)
@@ -451,6 +457,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         api("/api/kata/{key}/file", file_now),
         api("/api/kata/{key}/save", save, ("POST",), "kata"),
         api("/api/kata/{key}/check", check, ("POST",), "kata"),
+        api("/api/kata/{key}/run", run, ("POST",), "kata"),
         api("/api/kata/{key}/set-aside", set_aside, ("POST",)),
         api("/api/kata/{key}/hint", hint, ("POST",)),
         api("/api/kata/{key}/reset", reset, ("POST",), "kata"),

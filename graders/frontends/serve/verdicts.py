@@ -98,7 +98,9 @@ def page_texts() -> dict[str, str]:
         "expected": _("expected"), "yours": _("yours"),
         "busy": _("working…"),
         "copy": _("Copy"), "copied": _("copied"),
-        "shortcuts": _("Ctrl+Enter (⌘+Enter): check · Ctrl+S (⌘+S): save"),
+        "shortcuts": _("Ctrl+Enter (⌘+Enter): check · Alt+Enter: run the README's example · "
+                       "Ctrl+S (⌘+S): save"),
+        "run": _("Run"), "run_title": _("The README's example, run on your code"),
         "theme_dark": _("Dark theme"), "theme_light": _("Light theme"),
         "draft_restored": _("Your unsaved text from last time is back in the editor (the file "
                             "on disk is unchanged: Check saves it)."),

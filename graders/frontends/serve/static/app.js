@@ -84,7 +84,7 @@ setInterval(tick, 1000);
 
 function labels() {
   $("report-link").textContent = T.report;
-  for (const [id, key] of [["btn-check", "check"], ["btn-hint", "hint"], ["btn-reset", "reset"],
+  for (const [id, key] of [["btn-check", "check"], ["btn-run", "run"], ["btn-hint", "hint"], ["btn-reset", "reset"],
       ["btn-restore", "restore"], ["btn-solution", "solution"], ["btn-quiz", "quiz"],
       ["mock-submit", "submit"], ["mock-abort", "abort"], ["conflict-load", "load_disk"],
       ["conflict-keep", "keep_mine"]]) $(id).textContent = T[key];
@@ -110,7 +110,7 @@ applyTheme();
 
 // What the room remembers of each kata in this browser: unsaved editor text (with the file
 // version it was typed on), where the README and the editor were scrolled, and the last
-// verdict shown. Nothing here replaces the file on disk: a remembered text comes back as
+// verdict shown (not hints, runs or quizzes). Nothing here replaces the file on disk: a remembered text comes back as
 // unsaved, and only Check or Ctrl+S writes it (with the usual backups).
 const memoryKey = (id) => "kata-memory-" + id;
 function recall(id) { try { return JSON.parse(localStorage.getItem(memoryKey(id)) || "{}"); } catch (e) { return {}; } }
@@ -126,7 +126,7 @@ function rememberSoon() {
     if (!current || $("kata").hidden) return;
     remember({draft: dirty ? KataEditor.getText(view) : null, base: current.sha,
               problemScroll: $("problem").scrollTop, editorScroll: view.scrollDOM.scrollTop,
-              output: $("output").innerHTML});
+              verdict: $("verdict") ? $("verdict").outerHTML : null});
   }, 250);
 }
 
@@ -200,7 +200,7 @@ async function renderKata(id) {
   if (memory.draft && memory.base === data.sha && memory.draft !== data.text) {
     KataEditor.setText(view, memory.draft); dirty = true; saveState();
     output(esc(T.draft_restored), "draft-restored");
-  } else if (memory.output) $("output").innerHTML = memory.output;
+  } else if (memory.verdict) $("output").innerHTML = memory.verdict;  // the last verdict
   $("problem").scrollTop = memory.problemScroll || 0;
   view.scrollDOM.scrollTop = memory.editorScroll || 0;
 }
@@ -374,6 +374,24 @@ async function check() {
   } finally { $("btn-check").disabled = false; }
 }
 
+// Run: the README's example (its >>> lines) against the editor's text, saved first; what
+// each line printed, its value and the shapes of its tensors, above the verdict.
+async function runExample() {
+  $("btn-run").disabled = true;
+  try {
+    const data = await api(`/api/kata/${current.id}/run`, {text: KataEditor.getText(view), base: current.sha});
+    if (!afterSave(data)) return;
+    const run = data.run;
+    if (run.error) { output(`<strong>${esc(T.run_title)}</strong><pre>${esc(run.error)}</pre>`, "run refused"); return; }
+    const text = run.lines.map((line) => [">>> " + line.source.replace(/\n/g, "\n... "),
+      line.printed ? line.printed.replace(/\n$/, "") : "",
+      line.value !== undefined ? line.value + (line.shapes.length ? "    # " + line.shapes.join(", ") : "") : "",
+      line.error || ""].filter(Boolean).join("\n")).join("\n");
+    const failed = run.lines.some((line) => line.error);
+    output(`<strong>${esc(T.run_title)}</strong><pre class="code">${esc(text)}</pre>`, "run" + (failed ? " failed" : ""));
+  } finally { $("btn-run").disabled = false; }
+}
+
 // The verdict shown, again in the language just chosen: the file on disk (what was checked;
 // the editor and its unsaved text are left alone) graded once more.
 async function regradeShown() {
@@ -537,6 +555,7 @@ $("problem").addEventListener("click", (e) => {
   }
 });
 $("btn-check").onclick = check;
+$("btn-run").onclick = runExample;
 $("btn-hint").onclick = hint;
 $("btn-reset").onclick = () => replaceFile("reset", T.confirm_reset);
 $("btn-restore").onclick = () => replaceFile("restore");
@@ -560,6 +579,11 @@ document.addEventListener("keydown", (e) => {
     e.preventDefault(); e.stopPropagation();
     if (!$("btn-check").disabled) check();
   }
+}, true);
+document.addEventListener("keydown", (e) => {  // Alt+Enter runs the README's example
+  if (!e.altKey || e.key !== "Enter" || !current || $("kata").hidden) return;
+  e.preventDefault(); e.stopPropagation();
+  if (!$("btn-run").disabled) runExample();
 }, true);
 window.addEventListener("hashchange", route);
 // Closing the tab or reloading with unsaved text: the browser asks; when the learner leaves
