@@ -45,9 +45,17 @@ def cmd_watch(app: App, args: argparse.Namespace) -> int:
     if kata is None:
         app.print(_("Every kata passes: name one to watch, e.g. kata watch 03"))
         return 0
+    from graders.frontends.serve.warm import WarmGrader
+
+    # Each save graded in a process forked from a warm one (torch imported once): a verdict
+    # in about the grading's own time, and the learner's code never runs in this process.
+    app.grader = app.grader or WarmGrader()
     try:
         while kata is not None:
             kata = watch_kata(app, kata)
     except KeyboardInterrupt:
         app.print("\n" + _("stopped watching."))
+    finally:
+        if isinstance(app.grader, WarmGrader):
+            app.grader.close()
     return 0

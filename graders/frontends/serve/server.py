@@ -498,7 +498,11 @@ def serve(root: Path, *, port: int, open_browser: bool, announce: Callable[[str]
     listener.listen(128)  # connections wait for uvicorn from here on: the address works once printed
     port = listener.getsockname()[1]
     url = f"http://{security.LOOPBACK}:{port}/?token={token}"
-    app = create_app(root, token, port=port)
+    from graders.frontends.serve.warm import WarmGrader
+
+    warm = WarmGrader()  # checks forked from a process that has torch imported already
+    threading.Thread(target=warm.start, daemon=True).start()
+    app = create_app(root, token, port=port, grader=warm)
     config = uvicorn.Config(app, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     announce(_("The practice room is open at {url} (Ctrl-C stops it)", url=url))
@@ -517,6 +521,7 @@ def serve(root: Path, *, port: int, open_browser: bool, announce: Callable[[str]
     finally:
         import shutil
 
+        warm.close()
         shutil.rmtree(folder, ignore_errors=True)
     return 0
 

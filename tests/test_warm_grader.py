@@ -1,0 +1,113 @@
+"""The warm grader (graders.frontends.serve.warm) that `kata serve` and `kata watch` grade
+with: the same verdicts as the cold path, and every isolation guarantee of it — a crash,
+``os._exit``, an endless loop, a fork, a syntax error end the forked check, never the zygote
+or the caller, and a zygote that is gone is replaced."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from graders.core import registry
+from graders.frontends.serve.grading import grade_in_subprocess
+from graders.frontends.serve.warm import WarmGrader, alive
+from tests.mutation import mutants
+
+ATTENTION = registry.get("01")
+SOLUTION = ATTENTION.solution_path.read_text()
+
+
+@pytest.fixture(scope="module")
+def warm():
+    os.environ["KATA_TIME_LIMIT"] = "2"  # read by each check: endless loops end soon
+    grader = WarmGrader()
+    grader.start()
+    yield grader
+    grader.close()
+    os.environ.pop("KATA_TIME_LIMIT", None)
+
+
+def learner(tmp_path: Path, text: str, name: str = "attention.py") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("key", ["01", "07", "17"])
+def test_the_same_verdicts_as_the_cold_path(warm, tmp_path, key):
+    kata = registry.get(key)
+    files = [kata.solution_path, kata.pristine_skeleton_path,
+             mutants(kata)[0].materialise(kata, tmp_path)]
+    for path in files:
+        assert warm(kata, path).to_dict() == grade_in_subprocess(kata, path).to_dict(), path
+
+
+def test_every_katas_reference_passes_and_its_skeleton_is_not_started(warm):
+    for kata in registry.KATAS:
+        assert warm(kata, kata.solution_path).passed, kata.name
+        assert warm(kata, kata.pristine_skeleton_path).status == "not started", kata.name
+
+
+def test_a_verdict_takes_the_grading_not_an_import_of_torch(warm):
+    warm(ATTENTION, ATTENTION.solution_path)
+    begun = time.monotonic()
+    assert warm(ATTENTION, ATTENTION.solution_path).passed
+    assert time.monotonic() - begun < 5  # about 0.4 s on a quiet 2-core machine (benchmark)
+
+
+@pytest.mark.parametrize("sabotage, said", [
+    ("import os\nos._exit(3)\n", "stopped without a result"),
+    ("import ctypes\nctypes.string_at(0)\n", "stopped without a result"),  # a segfault
+    ("def broken(:\n", "syntax"),
+])
+def test_a_check_that_dies_ends_alone_and_the_next_one_works(warm, tmp_path, sabotage, said):
+    result = warm(ATTENTION, learner(tmp_path, SOLUTION + "\n" + sabotage))
+    assert not result.passed and said in ((result.error or "") + str(result.to_dict())).lower(), result
+    assert warm(ATTENTION, ATTENTION.solution_path).passed
+
+
+def test_an_endless_loop_at_import_is_stopped_at_the_run_limit(warm, tmp_path):
+    begun = time.monotonic()
+    # (the guard's own per-call limit, 2 s here, would stop it later with a verdict)
+    result = warm(ATTENTION, learner(tmp_path, "while True:\n    pass\n"), time_limit=1)
+    assert time.monotonic() - begun < 10
+    assert "longer than 1 s" in (result.error or ""), result
+    assert warm(ATTENTION, ATTENTION.solution_path).passed
+
+
+def test_code_that_forks_is_stopped_with_its_process_group(warm, tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("KATA_PID_FILE", str(pids))  # the caller's environment reaches the check
+    forks = ("import os, time\nif os.fork() == 0:\n"
+             "    open(os.environ['KATA_PID_FILE'], 'a').write(f'{os.getpid()}\\n')\n"
+             "    time.sleep(400)\n")
+    result = warm(ATTENTION, learner(tmp_path, SOLUTION + forks))
+    assert result.passed and "child process" in result.note
+    forked = [int(line) for line in pids.read_text().split()]
+    time.sleep(0.5)
+    assert forked and not any(alive(pid) and Path(f"/proc/{pid}").exists()
+                              and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+                              for pid in forked)
+
+
+def test_each_check_imports_the_file_afresh(warm, tmp_path):
+    path = learner(tmp_path, SOLUTION.replace("math.sqrt(", "(", 1))
+    first = warm(ATTENTION, path)
+    path.write_text(SOLUTION)
+    assert not first.passed and warm(ATTENTION, path).passed
+
+
+def test_a_zygote_that_is_gone_is_replaced(tmp_path):
+    grader = WarmGrader()
+    try:
+        grader.start()
+        grader._zygote.kill()
+        grader._zygote.wait()
+        assert grader(ATTENTION, ATTENTION.solution_path).passed  # the cold way, this once
+        assert grader(ATTENTION, ATTENTION.solution_path).passed  # warm again
+        assert grader._zygote is not None and grader._zygote.poll() is None
+    finally:
+        grader.close()
