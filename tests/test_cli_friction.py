@@ -252,7 +252,7 @@ def test_hint_without_a_kata_takes_the_first_not_passed(sandbox, monkeypatch):
     assert sandbox.state()["hints"] == {"01_attention": 1}
 
 
-@pytest.mark.parametrize("word, kata", [("flash", "14_flash_attention"), ("kv", "11_kv_cache"),
+@pytest.mark.parametrize("word, kata", [("flash", "14_flash_attention"), ("sliding", "18_sliding_window"),
                                         ("FLASH", "14_flash_attention"), ("rop", "12_rope")])
 def test_a_unique_part_of_a_name_names_the_kata(word, kata):
     assert cli.resolve(word).name == kata

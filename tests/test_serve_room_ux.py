@@ -198,3 +198,29 @@ def test_a_kata_without_an_example_says_so(page):
     page.locator("#btn-run").click()
     expect(page.locator("#output .card.run").first).to_contain_text("no example to run",
                                                                    timeout=GRADING_S)
+
+
+def test_the_home_page_lists_the_reviews_kata_review_lists(room, browser, shots):
+    """Last in this module: it writes a state with recurring mistakes into the room's copy."""
+    import json
+    import shutil
+
+    from tests.test_review import kata_command, prepared_copy
+
+    prepared = prepared_copy(room[0].parent / "prepared")
+    (room[0] / ".kata").mkdir(exist_ok=True)
+    shutil.copy(prepared / ".kata" / "state.json", room[0] / ".kata" / "state.json")
+    listed = kata_command(room[0], "review").stdout
+    due = [line.split(":")[0].strip() for line in listed.splitlines() if ": due " in line]
+    assert due, listed
+    context, page = new_page(browser, room, at="")
+    expect(page.locator("#reviews-due")).to_be_visible(timeout=GRADING_S)
+    shown = page.locator("#reviews-due li a").all_inner_texts()
+    assert shown == due, (shown, due)
+    expect(page.locator("#recurring")).to_contain_text("[missing-scale]")
+    page.screenshot(path=shots / "serve-home-reviews.png")
+    page.locator("#reviews-due button[data-review='03']").first.click()  # asks, then starts
+    expect(page.locator("#kata-name")).to_have_text("03_mha")
+    state = json.loads((room[0] / ".kata" / "state.json").read_text())
+    assert state["reviews"]["03_mha"]["started"]
+    context.close()

@@ -14,7 +14,9 @@ from graders.core.results import ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, 
 from graders.practice.common import (IDLE_GAP_S, best_status, countdown, duration, hint_level,
                                      iso, mock_result, progress_line, progress_words,
                                      track_heading, tracks)
+from graders.practice import review
 from graders.practice.service import Practice
+from graders.practice.words import review_reason_word
 
 
 def kata_summary(state: dict, kata: Kata, status_now: str) -> dict:
@@ -91,6 +93,12 @@ def build_report(app: Practice, announce: Callable[[str], None]) -> dict:
         "mocks": state["mocks"],
         "mock_running": (state["mock"] or {}).get("kata"),  # its mistakes are not named
         "practise_next": practise_next(summaries, state, room=app.front_end == "room"),
+        "reviews": [{"kata": r.kata.name, "due": r.due.isoformat(), "step": r.step,
+                     "reasons": list(r.reasons), "started": r.started,
+                     "is_due": r.is_due(review.day(app.clock()))}
+                    for r in review.schedule(state)],
+        "recurring": [{"slug": r.slug, "katas": [k.name for k in r.katas], "lesson": r.lesson}
+                      for r in review.recurring_mistakes(state)],
     }
 
 
@@ -126,6 +134,22 @@ def report_markdown(report: dict, room: bool = False) -> str:
                       allowed=countdown(m["minutes"] * 60))
             lines.append(f"| {m['kata']} | {m['started'].replace('T', ' ')} | {taken} | "
                          f"{mock_result(m)} |")
+    if report.get("reviews"):
+        lines += ["", _("## Reviews"), "",
+                  _("_A kata comes back for review when it passed only after hints or the "
+                    "solution, when a mistake recurred in it, or when a mock of it ran out of "
+                    "time; passing a review unaided spaces the next one out ({days} days)._",
+                    days=", ".join(str(d) for d in review.SCHEDULE_DAYS)), "",
+                  _("| kata | due | reviews passed unaided in a row | why |"), "|---|---|---|---|"]
+        for r in report["reviews"]:
+            when = _("{date} (due now)", date=r["due"]) if r["is_due"] else r["due"]
+            lines.append(f"| {r['kata']} | {when} | {r['step']} | "
+                         f"{', '.join(review_reason_word(w) for w in r['reasons'])} |")
+    if report.get("recurring"):
+        lines += ["", _("## Mistakes across katas"), ""]
+        for r in report["recurring"]:
+            lines.append("- " + _("`[{slug}]` in {katas}: revisit {lesson}", slug=r["slug"],
+                                  katas=", ".join(k[:2] for k in r["katas"]), lesson=r["lesson"]))
     lines += ["", _("## What to practise next"), ""]
     if report["practise_next"]:
         lines += [f"{n}. " + _("{kata}: {reason}", kata=f"**{item['kata']}**", reason=item["reason"])

@@ -198,6 +198,9 @@ class Practice:
                 "duration_s": round(spent.get("since_attempt_s", 0.0), 1),
             })
             spent["since_attempt_s"] = 0.0
+            from graders.practice import review  # (it imports this module's users)
+
+            review.after_grade(state, kata, result.status, now)  # a review under way ends?
 
         self.store.update(record)
         return result

@@ -18,9 +18,14 @@ from graders.core import statefile
 from graders.core.i18n import _
 from graders.practice.common import STATE_DIR, STATUS_RANK
 
+# The state file's format: 2 added "reviews" (graders.practice.review). A file of an older
+# version is read as it is, the sections it lacks starting empty: nothing in it is lost.
+STATE_VERSION = 2
+
+
 def fresh_state() -> dict:
     return {
-        "version": 1,
+        "version": STATE_VERSION,
         "hints": {},  # kata name -> hint levels revealed (0-3)
         "attempts": [],  # one per graded version of a kata's file, oldest first
         "cache": {},  # kata name -> {"key": content key, "result": KataResult.to_dict()}
@@ -28,11 +33,12 @@ def fresh_state() -> dict:
         "time": {},  # kata name -> {"last": epoch, "total_s": ..., "since_attempt_s": ...}
         "mock": None,  # the running mock: {"kata", "started", "deadline", "minutes"}
         "mocks": [],  # finished mocks, oldest first
+        "reviews": {},  # kata name -> its review schedule (graders.practice.review)
     }
 
 
 _SECTION_TYPES = {"hints": dict, "attempts": list, "cache": dict, "revealed": dict,
-                  "time": dict, "mock": (dict, type(None)), "mocks": list}
+                  "time": dict, "mock": (dict, type(None)), "mocks": list, "reviews": dict}
 
 
 def _well_formed(raw: Any) -> dict | None:
@@ -46,6 +52,8 @@ def _well_formed(raw: Any) -> dict | None:
                 return None
             state[section] = raw[section]
     state["hints"] = {k: v for k, v in state["hints"].items() if isinstance(v, int)}
+    state["reviews"] = {k: v for k, v in state["reviews"].items()
+                        if isinstance(v, dict) and isinstance(v.get("due"), str)}
     state["attempts"] = [a for a in state["attempts"] if isinstance(a, dict)
                          and isinstance(a.get("kata"), str) and a.get("status") in STATUS_RANK]
     for attempt in state["attempts"]:

@@ -27,6 +27,9 @@ SHARED_WORDS: Words = {
     "mock.late": lambda kata, outcome, minutes, status: _(
         "mock interview of {kata}: {outcome} after {minutes} min (graded as it stood: {status})",
         kata=kata, outcome=outcome_word(outcome), minutes=minutes, status=shown(status)),
+    "review.started": lambda kata: _("A review of {kata} has started: write it again from the "
+                                     "skeleton. Passing it without hints or the solution spaces "
+                                     "the next review further out.", kata=kata),
     "mock.in_time": lambda kata, outcome, taken, allowed: _(
         "mock interview of {kata}: {outcome} in {taken} of {allowed}", kata=kata,
         outcome=outcome_word(outcome), taken=taken, allowed=allowed),
@@ -38,3 +41,14 @@ def worded(words: Words, said: Message | Said) -> str:
     if isinstance(said, Said):
         return words[said.key](**said.fields) if said.key else str(said)
     return words[said.key](**said.fields)
+
+
+def review_reason_word(reason: str) -> str:
+    """Why a kata is due for review (graders.practice.review's reasons), in the learner's
+    language."""
+    from graders.practice import review
+
+    return {review.RECURRING: _("a mistake recurred"),
+            review.AFTER_HINTS: _("passed after hints"),
+            review.AFTER_SOLUTION: _("the solution was seen"),
+            review.MOCK_TIMED_OUT: _("a mock ran out of time")}.get(reason, reason)

@@ -62,6 +62,7 @@ from graders.frontends.cli.parser import build_parser, language_argument
 from graders.frontends.cli.quiz import cmd_quiz
 from graders.frontends.cli.report import cmd_report
 from graders.frontends.cli.reset import cmd_reset, cmd_restore, cmd_solution
+from graders.frontends.cli.review import cmd_review
 from graders.frontends.cli.serve import cmd_serve
 from graders.frontends.cli.words import text
 from graders.practice.state import fresh_state  # noqa: F401
@@ -71,7 +72,7 @@ ROOT_ENV_VAR = "KATA_ROOT"
 INSTALLED_ROOT = registry.REPO_ROOT  # the copy this command was installed from
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "hint": cmd_hint, "watch": cmd_watch,
-            "reset": cmd_reset, "restore": cmd_restore, "solution": cmd_solution, "mock": cmd_mock,
+            "reset": cmd_reset, "restore": cmd_restore, "review": cmd_review, "solution": cmd_solution, "mock": cmd_mock,
             "quiz": cmd_quiz, "report": cmd_report, "serve": cmd_serve}
 # Not in the learner's `kata --help` list: `kata dev new/check` (graders.frontends.cli.dev).
 CONTRIBUTOR_COMMANDS = {"dev": cmd_dev}

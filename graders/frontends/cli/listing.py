@@ -45,6 +45,13 @@ def cmd_list(app: App, args: argparse.Namespace) -> int:
         layout.print_table(app.console, columns, cells, title=track_heading(title, members),
                            plain=app.plain, measure_rows=everyone)
     app.print(progress_line(statuses), style="bold")
+    from graders.frontends.cli.review import due_lines
+
+    due = due_lines(app)
+    if due:
+        app.print(_("Due for review today (kata review):"), style="bold")
+        for line in due:
+            app.print("  " + line, markup=False)
     upcoming = next((k for k in registry.KATAS if statuses[k.name] != ALL_PASSED), None)
     if upcoming is None:
         app.print(_("Time yourself on one: kata mock"))

@@ -26,6 +26,7 @@ def overview() -> str:
         "    kata reset KATA           back to the skeleton (your file is backed up first)\n"
         "    kata restore KATA [N]     bring a backup back (the latest; --list shows them all)\n"
         "    kata solution KATA        show the reference solution (your report will say so)\n"
+        "    kata review [KATA]        what is due for review today; KATA starts one (--mock)\n"
         "    kata mock [KATA]          a timed mock interview (KATA or --random); --submit, --abort\n"
         "    kata quiz [KATA]          the interviewer follow-up questions, marked\n"
         "    kata report               a self-assessment in markdown (--json for machines)\n"
@@ -130,6 +131,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("backup", nargs="?",
                    help=_("number N of --list, or a backup's file name (default: 1, the latest)"))
     p.add_argument("--list", action="store_true", help=_("list the backups, restoring nothing"))
+    p = command("review", _("Katas due for review, and a review started."),
+                _("A kata comes back for review when it passed only after hints or the solution,\n"
+                  "when a mistake recurred in it, or when a mock of it ran out of time. A bare\n"
+                  "`kata review` lists what is due today and the mistakes you made in several\n"
+                  "katas; `kata review KATA` starts one: the kata's file back to the skeleton\n"
+                  "(yours backed up first), or a timed mock with --mock. Passing it without hints\n"
+                  "or the solution spaces the next review out (1, 3, 7, then 21 days); passing\n"
+                  "it with help starts again at 1 day."))
+    p.add_argument("kata", nargs="?", help=_("the kata to review: {kata_help}", kata_help=kata_text))
+    p.add_argument("--mock", action="store_true", help=_("review it as a timed mock interview"))
+    p.add_argument("--minutes", type=float, default=None,
+                   help=_("with --mock: time allowed (default: the kata's target time)"))
+    p.add_argument("--yes", "-y", action="store_true",
+                   help=_("reset a file with work in it without asking"))
     p = command("solution", _("Print a kata's reference solution."),
                 _("Asks first; once shown, `kata report` says you saw it. Refused while a mock\n"
                   "interview runs."))

@@ -46,7 +46,9 @@ from graders.practice.common import (FILE_MISSING, TIME_RAN_OUT, Refused, UsageE
                                      countdown,
                                      difficulty_word, hint_level, hint_level_word, last_attempt,
                                      outcome_word, progress_line, progress_words, resolve, tracks)
+from graders.practice import review
 from graders.practice.report import build_report, report_markdown
+from graders.practice.words import review_reason_word
 from graders.practice.state import write_atomically
 from graders.frontends.serve.grading import grade_in_subprocess
 
@@ -289,8 +291,32 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                 rows.append(kata_summary(app, state, kata, status))
             groups.append({"title": title, "katas": rows})
         upcoming = next((k.id for k in registry.KATAS if statuses[k.name] != "all passed"), None)
+        state = app.store.read()  # with what was just graded
+        today = review.day(room.clock())
         return {"tracks": groups, "progress": progress_line(statuses), "next": upcoming,
-                "mock": mock_view(app, room.clock())}
+                "mock": mock_view(app, room.clock()),
+                # the same reviews `kata review` lists (graders.practice.review decides)
+                "reviews_due": [{"id": r.kata.id, "name": r.kata.name, "due": r.due.isoformat(),
+                                 "why": ", ".join(review_reason_word(w) for w in r.reasons),
+                                 "started": r.started} for r in review.due(state, today)],
+                "recurring": [{"slug": r.slug, "katas": [k.id for k in r.katas],
+                               "lesson": r.lesson} for r in review.recurring_mistakes(state)]}
+
+    def review_start(app: Practice, _kata, body: dict, _request) -> dict:
+        """A review of the kata the body names: its file to the skeleton (backed up first),
+        or a timed mock of it (``mock``)."""
+        key = body.get("kata")
+        if not isinstance(key, str):
+            raise Failure(400, _("no kata called {name}", name=repr(key)))
+        kata = kata_named(key)
+        running = app.running_mock()
+        if running is not None:
+            raise Failure(409, words.text(UsageError(key="mock.running", kata=running["kata"])))
+        app.learner_file(kata)  # its own file, or a 403 before anything is backed up
+        with room.kata_lock(kata):
+            outcome = review.start(app, kata, as_mock=bool(body.get("mock")))
+        return {"message": "\n".join(words.text(said) for said in outcome.messages),
+                "id": kata.id, "mock": mock_view(app, room.clock())}
 
     def texts(app: Practice, _kata, _body, _request) -> dict:
         return {"texts": verdicts.page_texts(), "mock": mock_view(app, room.clock())}
@@ -465,6 +491,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         api("/api/kata/{key}/solution", solution, ("POST",)),
         api("/api/kata/{key}/quiz", quiz_questions),
         api("/api/kata/{key}/quiz", quiz_mark, ("POST",)),
+        api("/api/review/start", review_start, ("POST",), "room"),
         api("/api/mock", mock_state),
         api("/api/mock/start", mock_start, ("POST",), "room"),
         api("/api/mock/submit", mock_submit, ("POST",), "room"),

@@ -98,6 +98,11 @@ def page_texts() -> dict[str, str]:
         "expected": _("expected"), "yours": _("yours"),
         "busy": _("working…"),
         "copy": _("Copy"), "copied": _("copied"),
+        "reviews_due": _("Due for review today"), "start_review": _("Review"),
+        "review_as_mock": _("as a mock"),
+        "confirm_review": _("Review this kata from the skeleton? (your file is backed up first)"),
+        "recurring": _("Mistakes across katas (topics to revisit)"),
+        "revisit": _("revisit {lesson}"),
         "shortcuts": _("Ctrl+Enter (⌘+Enter): check · Alt+Enter: run the README's example · "
                        "Ctrl+S (⌘+S): save"),
         "run": _("Run"), "run_title": _("The README's example, run on your code"),

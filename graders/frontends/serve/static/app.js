@@ -147,6 +147,18 @@ async function renderHome() {
   if (ticket !== shownAt) return;  // the learner went elsewhere meanwhile
   if (data._status !== 200) { $("home").innerHTML = `<p class="card refused">${esc(data.error)}</p>`; return; }
   let html = `<p class="scoreboard">${esc(data.progress)}</p>`;
+  if (data.reviews_due.length) {  // the same list as `kata review`
+    html += `<section id="reviews-due" class="card"><h2>${esc(T.reviews_due)}</h2><ul>` +
+      data.reviews_due.map((r) => `<li data-kata="${esc(r.id)}"><a href="#kata/${esc(r.id)}">${esc(r.name)}</a> ` +
+        `(${esc(r.due)}: ${esc(r.why)}) <button data-review="${esc(r.id)}">${esc(T.start_review)}</button> ` +
+        `<button data-review="${esc(r.id)}" data-as-mock="1">${esc(T.start_review)} ${esc(T.review_as_mock)}</button></li>`).join("") +
+      "</ul></section>";
+  }
+  if (data.recurring.length) {
+    html += `<section id="recurring" class="card"><h2>${esc(T.recurring)}</h2><ul>` +
+      data.recurring.map((r) => `<li><span class="slug">[${esc(r.slug)}]</span> ${esc(r.katas.join(", "))}: ` +
+        `${esc(fill(T.revisit, {lesson: r.lesson}))}</li>`).join("") + "</ul></section>";
+  }
   html += `<p><button id="mock-random">${esc(T.start_mock)}: ${esc(T.random)}</button></p>`;
   for (const track of data.tracks) {
     html += `<h2>${esc(track.title)}</h2><table class="katas"><tr class="head"><th>${esc(T.kata)}</th><th></th><th>${esc(T.status)}</th><th>${esc(T.hints)}</th><th>${esc(T.level)}</th><th></th></tr>`;
@@ -162,6 +174,16 @@ async function renderHome() {
   $("home").innerHTML = html;
   $("mock-random").onclick = () => startMock({random: true});
   for (const b of document.querySelectorAll("[data-mock]")) b.onclick = () => startMock({kata: b.dataset.mock});
+  for (const b of document.querySelectorAll("[data-review]")) b.onclick = () => startReview(b.dataset.review, !!b.dataset.asMock);
+}
+
+// A review: the kata from the skeleton (the file backed up first), or as a timed mock.
+async function startReview(id, asMock) {
+  if (!confirm(T.confirm_review)) return;
+  const data = await api("/api/review/start", {kata: id, mock: asMock});
+  if (data._status !== 200) { alert(data.error); return; }
+  setMock(data.mock);
+  location.hash = "#kata/" + data.id;
 }
 
 async function startMock(body) {
