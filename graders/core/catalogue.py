@@ -160,6 +160,12 @@ SHARED = (
             "another batch row's positions).",
             "Use positions when it is not None: (n,) for the whole batch, (b, n) one row per "
             "batch element, broadcast over heads as (b, 1, n, d/2)."),
+    Mistake("swiglu-gate-swapped",
+            "SiLU was applied to the up projection instead of the gate: the gate is the branch "
+            "that goes through the activation (Llama's gate_proj, Mixtral's w1; up_proj and w3 "
+            "are the other branch).",
+            "down_proj(F.silu(gate_proj(x)) * up_proj(x)); in Mixtral's names, "
+            "w2(F.silu(w1(x)) * w3(x))."),
     Mistake("kv-heads-tiled",
             "The key/value heads were tiled (repeat) instead of repeated in place "
             "(repeat_interleave): query head j got kv head j % num_kv_heads instead of "

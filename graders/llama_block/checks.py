@@ -34,6 +34,8 @@ from graders.core.compare import (
 )
 from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
+from graders.core import modules
+from graders.core.modules import construct, load
 from graders.core.inputs import drawn_cases, generator, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.mistakes import Suspect
 from graders.core.report import describe_inputs, describe_value, title, verdict
@@ -142,49 +144,12 @@ def make_positions(kind: str, b: int, n: int, seed: int) -> Tensor | None:
 # ------------------------------------------------------------------- the learner's modules
 
 
-def construct(impl: Implementation, cls_name: str, args: tuple, kwargs: dict, what: str) -> nn.Module:
-    module = impl.call(impl.attr(cls_name), *args, what=what, on=_("construction"), **kwargs)
-    if not isinstance(module, nn.Module):
-        raise verdict(what, _("construction"),
-                      [_("expected an nn.Module, got {value}", value=describe_value(module))])
-    return module
-
-
 def expect_state_dict(impl: Implementation, module: nn.Module, expected: dict[str, tuple],
                       what: str) -> None:
-    """The module's state dict holds exactly ``expected``'s keys, with those shapes, and its
-    parameters are exactly those tensors (a RoPE table may be a non-persistent buffer)."""
-    got = impl.call(lambda: {k: tuple(t.shape) for k, t in module.state_dict().items()},
-                    what=f"{what}.state_dict", on=_("construction"))
-    params = impl.call(lambda: {k: tuple(p.shape) for k, p in module.named_parameters()},
-                       what=f"{what}.named_parameters", on=_("construction"))
-    check = _("the state dict of {module}", module=what)
-    details = []
-    if set(got) - set(expected):
-        details.append(_("unexpected keys: {keys} (a RoPE table or inv_freq kept on the module "
-                         "must be a buffer registered with persistent=False, or a plain "
-                         "attribute)", keys=", ".join(sorted(set(got) - set(expected)))))
-    if set(expected) - set(got):
-        details.append(_("missing keys: {keys}", keys=", ".join(sorted(set(expected) - set(got)))))
-    details += [_("{key} has shape {got}, expected {expected}", key=k, got=got[k], expected=shape)
-                for k, shape in expected.items() if k in got and got[k] != shape]
-    if not details and set(params) != set(expected):
-        details.append(_("its parameters are {got}; expected exactly {expected}",
-                         got=", ".join(sorted(params)) or "()", expected=", ".join(expected)))
-    if details:
-        details.append(_("expected exactly Hugging Face's keys: {keys}", keys=", ".join(expected)))
-        raise verdict(check, _("construction"), details)
-
-
-def load(impl: Implementation, module: nn.Module, state: dict[str, Tensor], what: str,
-         dtype: torch.dtype, device: str) -> nn.Module:
-    """``module`` moved to dtype and device with ``state`` loaded, strict=True."""
-    module = impl.call(module.to, device=device, dtype=dtype, what=f"{what}.to",
-                       on=_("construction"))
-    typed = {k: t.to(device=device, dtype=dtype) for k, t in state.items()}
-    impl.call(module.load_state_dict, typed, strict=True, what=f"{what}.load_state_dict",
-              on=_("random weights (strict=True)"))
-    return module
+    """The engine's check (graders.core.modules), saying where a RoPE table belongs."""
+    modules.expect_state_dict(impl, module, expected, what, unexpected=_(
+        "unexpected keys: {keys} (a RoPE table or inv_freq kept on the module must be a buffer "
+        "registered with persistent=False, or a plain attribute)", keys="{keys}"))
 
 
 def build_block(impl: Implementation, cfg: Config, state: dict[str, Tensor],

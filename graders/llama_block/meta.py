@@ -88,10 +88,6 @@ MISTAKES = (
             "float32 whatever the input's dtype, and casts back.",
             "wide = x.float(); normed = wide * torch.rsqrt(wide.pow(2).mean(-1, "
             "keepdim=True) + eps); cast normed back to x.dtype, then multiply by weight."),
-    Mistake("swiglu-gate-swapped",
-            "SiLU was applied to up_proj's output instead of gate_proj's: the gate is the "
-            "branch that goes through the activation.",
-            "down_proj(F.silu(gate_proj(x)) * up_proj(x))."),
     Mistake("swiglu-wrong-activation",
             "The gate's activation is not SiLU (it looks like GELU, quick-GELU "
             "z · sigmoid(1.702 z), ReLU or a plain sigmoid); Llama's hidden_act is silu, "

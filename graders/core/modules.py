@@ -1,0 +1,61 @@
+"""A learner's ``nn.Module``, built and loaded under the guard: construction, the state dict's
+exact keys and shapes, and ``load_state_dict(strict=True)`` of the grader's weights (katas
+whose classes must load a published checkpoint's names: 15's Llama block, 20's Mixtral MoE)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from graders.core.i18n import _
+from graders.core.implementation import Implementation
+from graders.core.report import describe_value, verdict
+
+
+def construct(impl: Implementation, cls_name: str, args: tuple, kwargs: dict, what: str) -> nn.Module:
+    """``cls_name(*args, **kwargs)`` from the learner's file; it must be an nn.Module."""
+    module = impl.call(impl.attr(cls_name), *args, what=what, on=_("construction"), **kwargs)
+    if not isinstance(module, nn.Module):
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(module))])
+    return module
+
+
+def expect_state_dict(impl: Implementation, module: nn.Module, expected: dict[str, tuple],
+                      what: str, unexpected: str | None = None, names: str | None = None) -> None:
+    """The module's state dict holds exactly ``expected``'s keys, with those shapes, and its
+    parameters are exactly those tensors. ``unexpected``: the line for keys it should not
+    have (``{keys}`` filled in), e.g. where such a table belongs; ``names``: whose names
+    these are, for the closing line."""
+    got = impl.call(lambda: {k: tuple(t.shape) for k, t in module.state_dict().items()},
+                    what=f"{what}.state_dict", on=_("construction"))
+    params = impl.call(lambda: {k: tuple(p.shape) for k, p in module.named_parameters()},
+                       what=f"{what}.named_parameters", on=_("construction"))
+    check = _("the state dict of {module}", module=what)
+    details = []
+    extra = ", ".join(sorted(set(got) - set(expected)))
+    if extra:
+        details.append(unexpected.format(keys=extra) if unexpected
+                       else _("unexpected keys: {keys}", keys=extra))
+    if set(expected) - set(got):
+        details.append(_("missing keys: {keys}", keys=", ".join(sorted(set(expected) - set(got)))))
+    details += [_("{key} has shape {got}, expected {expected}", key=k, got=got[k], expected=shape)
+                for k, shape in expected.items() if k in got and got[k] != shape]
+    if not details and set(params) != set(expected):
+        details.append(_("its parameters are {got}; expected exactly {expected}",
+                         got=", ".join(sorted(params)) or "()", expected=", ".join(expected)))
+    if details:
+        details.append(names.format(keys=", ".join(expected)) if names
+                       else _("expected exactly Hugging Face's keys: {keys}", keys=", ".join(expected)))
+        raise verdict(check, _("construction"), details)
+
+
+def load(impl: Implementation, module: nn.Module, state: dict[str, Tensor], what: str,
+         dtype: torch.dtype, device: str) -> nn.Module:
+    """``module`` moved to dtype and device with ``state`` loaded, strict=True."""
+    module = impl.call(module.to, device=device, dtype=dtype, what=f"{what}.to",
+                       on=_("construction"))
+    typed = {k: t.to(device=device, dtype=dtype) for k, t in state.items()}
+    impl.call(module.load_state_dict, typed, strict=True, what=f"{what}.load_state_dict",
+              on=_("random weights (strict=True)"))
+    return module
