@@ -63,6 +63,7 @@ TARGETS = {
     "17_beam_search": Target(None, "beam_search", returns_hypotheses=True),
     "18_sliding_window": Target(None, "sliding_window_attention"),
     "19_attention_backward": Target(None, "attention_forward"),
+    "20_moe": Target("SparseMoeBlock", "forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -169,6 +170,7 @@ NOT_APPLICABLE = {
     ("17_beam_search", "returns-list"): "it returns a list of Python values already",
     ("17_beam_search", "modifies-input"): "its inputs are a function and ints",
     ("17_beam_search", "detaches-output"): "it returns Python values, not tensors",
+    ("20_moe", "forbidden-builtin"): "the kata forbids nothing",
     ("19_attention_backward", "detaches-output"): "the forward is never differentiated: "
                                                   "gradients come from the learner's backward",
 }

@@ -29,8 +29,9 @@ SHARED = (
             "sqrt(head_dim)."),
     Mistake("softmax-wrong-dim",
             "The softmax normalised over the wrong axis: the weights of each query must sum "
-            "to 1 over the keys.",
-            "Use softmax(dim=-1) on scores of shape (..., n_queries, m_keys)."),
+            "to 1 over the keys (a router's, over the experts).",
+            "Use softmax(dim=-1) on scores of shape (..., n_queries, m_keys) (a router's "
+            "logits: (T, num_experts))."),
     Mistake("mask-inverted",
             "The boolean mask was read the wrong way round: True means *blocked* here (as "
             "in nn.MultiheadAttention), not 'may attend'.",

@@ -19,7 +19,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from graders.core.compare import expect_close, expect_tuple
+from graders.core.compare import expect_close, expect_tracks_grad, expect_tuple
 from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.mistakes import Suspect, identify
@@ -321,6 +321,7 @@ def test_gradients(impl):
         x = x64.clone().requires_grad_(True)
         on = _("{inputs} with {module}", inputs=describe_inputs(x=x64), module=cfg.name())
         out, _logits, _calls = forward_with_hooks(impl, module, x, on)
+        expect_tracks_grad({"output": out}, _("gradients (float64)"), on)
         weight = torch.randn(out.shape, dtype=torch.float64,
                              generator=torch.Generator().manual_seed(seed + 1))
         names = ["gate.weight"] + [f"experts.{i}.{w}.weight" for i in range(cfg.num_experts)

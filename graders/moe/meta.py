@@ -66,9 +66,6 @@ MISTAKES: tuple[Mistake, ...] = (
             "(a softmax of probabilities flattens them).",
             "Divide the top-k probabilities by their sum, or take the softmax of the top-k "
             "logits: both give the same weights."),
-    Mistake("softmax-wrong-dim",
-            "The router's softmax ran over the tokens instead of over the experts.",
-            "probs = torch.softmax(router_logits, dim=-1): each token's row sums to 1."),
     Mistake("routing-weights-not-applied",
             "The experts' outputs were summed (or averaged) without the router's weights.",
             "output[t] = Σ_j weight[t, j] · experts[e[t, j]](x_t): multiply each expert's "

@@ -21,13 +21,13 @@
 import torch
 import torch.nn.functional as F
 
-logits = torch.tensor([2.0, 0.5, 1.0, -1.0])                 # the router's scores of 4 experts
-probs = torch.softmax(logits, dim=-1)
-weights, chosen = torch.topk(probs, 2)
-print("probs  :", [round(p, 3) for p in probs.tolist()])
-print("chosen :", chosen.tolist(), " weights:", [round(w, 3) for w in weights.tolist()])
-print("renormalised:", [round(w, 3) for w in (weights / weights.sum()).tolist()])
-print("softmax of the two logits:", [round(w, 3) for w in torch.softmax(logits[chosen], -1).tolist()])
+scores = torch.tensor([2.0, 0.5, 1.0, -1.0])                 # the router's scores of 4 experts
+p = scores.softmax(-1)
+top, picked = p.topk(2)
+print("probs  :", [round(v, 3) for v in p.tolist()])
+print("chosen :", picked.tolist(), " weights:", [round(w, 3) for w in top.tolist()])
+print("renormalised:", [round(w, 3) for w in (top / top.sum()).tolist()])
+print("softmax of the two logits:", [round(w, 3) for w in scores[picked].softmax(-1).tolist()])
 
 # %% [markdown]
 # Renormalising the top-k probabilities is the same as a softmax over the top-k *logits*
@@ -47,8 +47,8 @@ router_logits = torch.randn(T, N)
 weights, chosen = torch.topk(torch.softmax(router_logits, dim=-1), top_k)
 print("chosen experts per token:", chosen.tolist())
 for e in range(N):
-    token_ids, slot = torch.where(chosen == e)
-    print(f"expert {e}: tokens {token_ids.tolist()} (slots {slot.tolist()})")
+    rows, slots = torch.where(chosen == e)                            # in token order
+    print(f"expert {e}: tokens {rows.tolist()} (slots {slots.tolist()})")
 
 # %% [markdown]
 # Each expert then runs **once**, on `tokens[token_ids]`, and its output, multiplied by each
@@ -69,8 +69,8 @@ capacity = math.ceil(T * top_k / N * factor)
 print("capacity C =", capacity)
 kept = torch.zeros_like(chosen, dtype=torch.bool)
 for e in range(N):
-    token_ids, slot = torch.where(chosen == e)
-    kept[token_ids[:capacity], slot[:capacity]] = True
+    rows, slots = torch.where(chosen == e)
+    kept[rows[:capacity], slots[:capacity]] = True
 print("kept assignments per token:", kept.int().tolist())
 print("tokens with every assignment dropped:", torch.where(~kept.any(-1))[0].tolist())
 
@@ -84,11 +84,10 @@ print("tokens with every assignment dropped:", torch.where(~kept.any(-1))[0].tol
 # the mean of `logsumexp(logits)²`, keeps the router's logits small.
 
 # %%
-def balance(router_logits, top_k):
-    probs = torch.softmax(router_logits, dim=-1)
-    counts = torch.bincount(probs.topk(top_k, dim=-1).indices.flatten(), minlength=probs.shape[-1])
-    f = counts / (probs.shape[0] * top_k)
-    return probs.shape[-1] * (f * probs.mean(0)).sum()
+def balance(scores, k):
+    p = scores.softmax(-1)                                            # (T, N)
+    f = torch.bincount(p.topk(k, dim=-1).indices.flatten(), minlength=p.shape[-1]) / (p.shape[0] * k)
+    return p.shape[-1] * (f * p.mean(0)).sum()
 
 
 print("balanced :", balance(torch.tensor([[1.0, 0.0], [0.0, 1.0]]), 1).item())
