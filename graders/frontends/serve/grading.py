@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from graders.core import i18n, registry
@@ -38,19 +39,9 @@ def grade_in_subprocess(kata: Kata, path: Path, time_limit: float | None = None)
     stopped. Its output goes to temporary files, not pipes, so that such a process cannot
     hold the grading open either."""
     limit = RUN_TIME_LIMIT_S if time_limit is None else time_limit
-    environment = dict(os.environ, KATA_LANG=i18n.current(), PYTHONIOENCODING="utf-8")
-    command = [sys.executable, "-m", "graders.frontends.serve.grading", kata.id, str(path)]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                   env=environment, cwd=registry.REPO_ROOT, start_new_session=True)
-        try:
-            process.wait(timeout=limit)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        left_running = stop_group(process.pid)
-        process.wait()
-        stdout, stderr = tail(out), tail(err)
+    finished = run_isolated(["-m", "graders.frontends.serve.grading", kata.id, str(path)], limit)
+    timed_out, left_running = finished.timed_out, finished.left_running
+    stdout, stderr = finished.stdout, finished.stderr
     if timed_out:
         return KataResult(kata.name, error=_(
             "grading took longer than {seconds} s and was stopped: is there an endless loop "
@@ -65,8 +56,40 @@ def grade_in_subprocess(kata: Kata, path: Path, time_limit: float | None = None)
             return result
     output = "\n".join((stderr or stdout).strip().splitlines()[-8:])
     error = _("the grader stopped without a result (exit status {status}):\n{output}",
-              status=process.returncode, output=output)
+              status=finished.status, output=output)
     return KataResult(kata.name, error="\n".join(filter(None, (error, stopped))))
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How an isolated run ended: on time or not, what it left running, what it printed."""
+
+    timed_out: bool
+    left_running: bool
+    stdout: str
+    stderr: str
+    status: int | None
+
+
+def run_isolated(arguments: list[str], limit: float) -> Finished:
+    """``python ARGUMENTS`` in a fresh Python, in the learner's language now, for at most
+    ``limit`` seconds: a session (process group) of its own, ended whole afterwards, on time
+    or not — a process the learner's code started (``os.fork()`` at import, say) never
+    outlives it. Its output goes to temporary files, not pipes, so that such a process cannot
+    hold the run open either."""
+    environment = dict(os.environ, KATA_LANG=i18n.current(), PYTHONIOENCODING="utf-8")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen([sys.executable, *arguments], stdin=subprocess.DEVNULL,
+                                   stdout=out, stderr=err, env=environment,
+                                   cwd=registry.REPO_ROOT, start_new_session=True)
+        try:
+            process.wait(timeout=limit)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        left_running = stop_group(process.pid)
+        process.wait()
+        return Finished(timed_out, left_running, tail(out), tail(err), process.returncode)
 
 
 def stop_group(group: int) -> bool:

@@ -17,16 +17,13 @@ import contextlib
 import importlib.util
 import io
 import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from graders.core import i18n, registry
+from graders.core import registry
 from graders.core.registry import Kata
-from graders.frontends.serve.grading import stop_group, tail
+from graders.frontends.serve.grading import run_isolated
 
 RUN_TIME_LIMIT_S = 20.0  # a fresh Python imports torch first: seconds, not a grading's minutes
 MARKER = "KATA-RUN-JSON:"
@@ -101,20 +98,10 @@ def run_example(kata: Kata, path: Path, readme: str) -> dict:
     if not example(readme):
         return {"error": _("this kata's README has no example to run (>>> lines); Check grades "
                            "your code")}
-    environment = dict(os.environ, KATA_LANG=i18n.current(), PYTHONIOENCODING="utf-8")
-    command = [sys.executable, "-m", "graders.frontends.serve.running", kata.id, str(path)]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                   env=environment, cwd=registry.REPO_ROOT, start_new_session=True)
-        try:
-            process.wait(timeout=RUN_TIME_LIMIT_S)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        stop_group(process.pid)
-        process.wait()
-        stdout, stderr = tail(out), tail(err)
-    if timed_out:
+    finished = run_isolated(["-m", "graders.frontends.serve.running", kata.id, str(path)],
+                            RUN_TIME_LIMIT_S)
+    stdout, stderr = finished.stdout, finished.stderr
+    if finished.timed_out:
         return {"error": _("the example took longer than {seconds} s and was stopped: is there "
                            "an endless loop in your code?", seconds=f"{RUN_TIME_LIMIT_S:g}")}
     for line in reversed(stdout.splitlines()):
