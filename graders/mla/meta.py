@@ -107,9 +107,6 @@ MISTAKES = (
        "(b, 1, s, r) operand, or SDPA's enable_gqa).",
        "Use torch.einsum(\"bhtr,bsr->bhts\", ...) or fold the heads into the query rows: "
        "(b, h·t, r) @ (b, r, s)."),
-    _m("cache-modified-in-place",
-       "The cache passed in was modified in place.",
-       "Build the grown cache with torch.cat, never writing into the tensors given."),
 )
 
 
