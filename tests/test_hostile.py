@@ -62,6 +62,7 @@ TARGETS = {
     "17_beam_search": Target(None, "beam_search", returns_hypotheses=True),
     "18_sliding_window": Target(None, "sliding_window_attention"),
     "19_attention_backward": Target(None, "attention_forward"),
+    "23_mla": Target("MultiHeadLatentAttention", "forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -162,6 +163,7 @@ NOT_APPLICABLE = {
     ("05_positional_encoding", "forbidden-builtin"): "the kata forbids nothing",
     ("07_flops", "forbidden-builtin"): "the kata forbids nothing",
     ("12_rope", "forbidden-builtin"): "the kata forbids nothing",
+    ("23_mla", "forbidden-builtin"): "the kata forbids nothing",
     ("16_sampling", "forbidden-builtin"): "the kata forbids nothing",
     ("16_sampling", "detaches-output"): "gradients are not graded",
     ("17_beam_search", "forbidden-builtin"): "the kata forbids nothing",

@@ -174,21 +174,25 @@ def test_every_split(impl: Implementation) -> None:
     run_splits(impl, SMALL, [(2, True), (3, False), (1, True)], seed=30, b=3)
 
 
+@pytest.mark.core
 @title(N_("the low-rank query (q_a_proj, q_a_layernorm, q_b_proj)"))
 def test_low_rank_query(impl: Implementation) -> None:
     run_splits(impl, LOW_RANK, [(4, False), (2, True), (1, True)], seed=40)
 
 
+@pytest.mark.core
 @title(N_("absorption with r = d_n = d_v, where shapes cannot catch a transpose"))
 def test_square_absorption(impl: Implementation) -> None:
     run_splits(impl, SQUARE, [(3, True), (2, True)], seed=50)
 
 
+@pytest.mark.followup
 @title(N_("float32"))
 def test_float32(impl: Implementation) -> None:
     run_splits(impl, LOW_RANK, [(3, True), (2, False), (1, True)], seed=60, dtype=torch.float32)
 
 
+@pytest.mark.followup
 @title(N_("an eps other than 1e-6"))
 def test_other_eps(impl: Implementation) -> None:
     cfg = Config(16, 2, 8, 4, 4, 6, q_lora_rank=6, eps=0.5)
@@ -205,6 +209,7 @@ def _memory_inputs(t: int):
     return state, cache_, randn(2, t, 64, seed=83 + t)
 
 
+@pytest.mark.core
 @title(N_("absorbed=True builds no per-head keys or values of the cached positions"))
 def test_absorbed_memory(impl: Implementation) -> None:
     h, r, s = MEMORY.num_heads, MEMORY.kv_lora_rank, 2048
@@ -231,6 +236,7 @@ def test_absorbed_memory(impl: Implementation) -> None:
                   "and never copy the latent once per head")], slug)
 
 
+@pytest.mark.core
 @title(N_("gradients through the cache, both paths (float64)"))
 def test_gradients_through_the_cache(impl: Implementation) -> None:
     cfg = LOW_RANK
