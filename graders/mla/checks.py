@@ -27,7 +27,6 @@ from graders.core.inputs import grads_of, leaf_copies, randn, weighted_sum
 from graders.core.memory import CreatedTensors
 from graders.core.mistakes import Suspect
 from graders.core.report import GradingFailure, describe_value, title, verdict
-from graders.kv_cache.checks import _changed, _snapshot, cache_tensors
 from graders.mla.twin import CACHE_ONLY, MISTAKE_OF, Config, forward, random_state, shapes
 
 __all__ = [
@@ -73,6 +72,29 @@ def build(impl: Implementation, cfg: Config, state: dict[str, Tensor],
     impl.call(module.load_state_dict, {k: v.to(dtype) for k, v in state.items()}, strict=True,
               what=f"{what}.load_state_dict", on=_("the weights"))
     return module, what
+
+
+def cache_tensors(cache: Any) -> list[Tensor]:
+    return [t for t in cache if isinstance(t, Tensor)] if isinstance(cache, (tuple, list)) else []
+
+
+def _storage_bytes(t: Tensor) -> Tensor:
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+def _snapshot(tensors):
+    """Each cache tensor with its shape, version counter, values and the bytes behind it."""
+    return [(t, tuple(t.shape), t._version, t.detach().clone(), _storage_bytes(t).clone())
+            for t in tensors]
+
+
+def _changed(snapshot) -> bool:
+    """Whether a tensor changed visibly or in any byte of the storage behind it (kata 11's
+    rule)."""
+    return any(tuple(t.shape) != shape or t._version != version
+               or not torch.equal(torch.nan_to_num(t.detach()), torch.nan_to_num(copy))
+               or not torch.equal(_storage_bytes(t), stored)
+               for t, shape, version, copy, stored in snapshot)
 
 
 def run_forward(impl, module, x, cache, what, on, absorbed=False):
