@@ -163,12 +163,14 @@ def _on(x: Tensor, s: int, t: int, absorbed: bool) -> str:
              end=s + t - 1, absorbed=absorbed)
 
 
-def run_splits(impl, cfg, splits, seed, dtype=torch.float64, b=2):
+def run_splits(impl, cfg, splits, seed, dtype=torch.float64, b=2, empty_cache=False):
     state = random_state(cfg, seed)
     module, what = build(impl, cfg, state, dtype)
     n = sum(size for size, _ in splits)
     x = randn(b, n, cfg.hidden_size, seed=seed + 1, dtype=dtype)
     cache, s = None, 0
+    if empty_cache:  # a cache of 0 positions is the same as None
+        cache = (x.new_zeros(b, 0, cfg.kv_lora_rank), x.new_zeros(b, 0, cfg.qk_rope_head_dim))
     for t, absorbed in splits:
         cache = check_call(impl, module, what, state, cfg, x, s, t, cache, absorbed,
                            _on(x, s, t, absorbed))
@@ -187,6 +189,7 @@ def test_state_dict(impl: Implementation) -> None:
 def test_one_call(impl: Implementation) -> None:
     for absorbed in (False, True):
         run_splits(impl, SMALL, [(5, absorbed)], seed=10)
+        run_splits(impl, SMALL, [(4, absorbed)], seed=11, empty_cache=True)
 
 
 @pytest.mark.core
