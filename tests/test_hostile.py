@@ -64,6 +64,7 @@ TARGETS = {
     "18_sliding_window": Target(None, "sliding_window_attention"),
     "19_attention_backward": Target(None, "attention_forward"),
     "20_moe": Target("SparseMoeBlock", "forward"),
+    "23_mla": Target("MultiHeadLatentAttention", "forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -164,6 +165,7 @@ NOT_APPLICABLE = {
     ("05_positional_encoding", "forbidden-builtin"): "the kata forbids nothing",
     ("07_flops", "forbidden-builtin"): "the kata forbids nothing",
     ("12_rope", "forbidden-builtin"): "the kata forbids nothing",
+    ("23_mla", "forbidden-builtin"): "the kata forbids nothing",
     ("16_sampling", "forbidden-builtin"): "the kata forbids nothing",
     ("16_sampling", "detaches-output"): "gradients are not graded",
     ("17_beam_search", "forbidden-builtin"): "the kata forbids nothing",

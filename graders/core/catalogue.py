@@ -204,6 +204,20 @@ SHARED = (
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",
             "Write the computation yourself with matmul / softmax / linear."),
+    # --- the key/value cache (11, 23) ---
+    Mistake("causal-mask-offset",
+            "The causal mask was not shifted by the cache length s: new query i sits at "
+            "position s + i and must see every cached key, but the mask was aligned top-left "
+            "(as is_causal=True aligns it).",
+            "For scores (t, s + t) block key j of query i when j > s + i: "
+            "torch.ones(t, s + t, dtype=torch.bool).triu(diagonal=s + 1)."),
+    Mistake("cache-modified-in-place",
+            "A cache was modified in place: the one passed in (its values, its shape, or the "
+            "storage behind it), or one returned earlier, overwritten by a later call; a "
+            "caller may branch from one cache twice, as beam search does.",
+            "Build the new cache with torch.cat, which returns a new tensor, under "
+            "torch.no_grad() too; never write into (or resize, or .data-assign) the tensors "
+            "you were given, nor into a buffer behind a cache you returned."),
 )
 
 MISTAKES: dict[str, Mistake] = {
