@@ -36,13 +36,21 @@ def learner(tmp_path: Path, text: str, name: str = "attention.py") -> Path:
     return path
 
 
-@pytest.mark.parametrize("key", ["01", "07", "17"])
+@pytest.mark.parametrize("key", ["01", "05", "07", "17", "20"])
 def test_the_same_verdicts_as_the_cold_path(warm, tmp_path, key):
     kata = registry.get(key)
     files = [kata.solution_path, kata.pristine_skeleton_path,
              mutants(kata)[0].materialise(kata, tmp_path)]
     for path in files:
-        assert warm(kata, path).to_dict() == grade_in_subprocess(kata, path).to_dict(), path
+        warm_result, cold_result = warm(kata, path), grade_in_subprocess(kata, path)
+        # The judgement, check by check (a verdict's numbers may differ where a mutant draws
+        # dropout from a process's own random state: the cold path differs from itself there).
+        assert judgement(warm_result) == judgement(cold_result), path
+        assert (warm_result.error is None) == (cold_result.error is None), path
+
+
+def judgement(result) -> list[tuple]:
+    return [(c.name, c.tier, c.outcome, c.slug) for c in result.checks]
 
 
 def test_every_katas_reference_passes_and_its_skeleton_is_not_started(warm):

@@ -152,6 +152,7 @@ def warm_up() -> None:
     import torch
 
     torch.set_num_threads(1)  # grading's tensors are small; one thread forks safely
+    fresh = torch.get_rng_state()  # what a fresh Python's global generator holds
     from graders.core import plugin, session  # noqa: F401
 
     import importlib
@@ -161,6 +162,9 @@ def warm_up() -> None:
         checks = kata.meta_module.rsplit(".", 1)[0] + ".checks"
         if importlib.util.find_spec(checks) is not None:
             importlib.import_module(checks)
+    # A check starts from a fresh process's random state, as the cold path does (a mutant
+    # that draws dropout from the global generator gives the cold path's verdict).
+    torch.set_rng_state(fresh)
 
 
 def child(request: dict) -> None:
@@ -176,6 +180,9 @@ def child(request: dict) -> None:
         os.environ.clear()
         os.environ.update(request["environment"])
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        import random
+
+        random.seed()  # Python's generator seeded afresh, as a new process's is
         from graders.core import guard, session
 
         guard.CALL_TIME_LIMIT_S = guard.configured_time_limit()  # read at import: read again
