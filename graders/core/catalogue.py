@@ -197,6 +197,12 @@ SHARED = (
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",
             "Write the computation yourself with matmul / softmax / linear."),
+    Mistake("causal-mask-offset",
+            "The causal mask was not shifted by the cache length s: new query i sits at "
+            "position s + i and must see every cached key, but the mask was aligned top-left "
+            "(as is_causal=True aligns it).",
+            "For scores (t, s + t) block key j of query i when j > s + i: "
+            "torch.ones(t, s + t, dtype=torch.bool).triu(diagonal=s + 1)."),
 )
 
 MISTAKES: dict[str, Mistake] = {

@@ -58,12 +58,6 @@ MISTAKES = (
             "batch or features instead of positions).",
             "The cache is (b, h, s, head_dim): positions are dim 2, so torch.cat(..., dim=2) "
             "(or dim=-2)."),
-    Mistake("causal-mask-offset",
-            "The causal mask was not shifted by the cache length s: new query i sits at "
-            "position s + i and must see every cached key, but the mask was aligned top-left "
-            "(as is_causal=True aligns it).",
-            "For scores (t, s + t) block key j of query i when j > s + i: "
-            "torch.ones(t, s + t, dtype=torch.bool).triu(diagonal=s + 1)."),
     Mistake("cache-modified-in-place",
             "A cache was modified in place: the one passed in (its values, its shape, or the "
             "storage behind it), or one returned earlier, overwritten by a later call; a "

@@ -44,7 +44,8 @@ KATA = Kata(
         "scale (with zeros replaced by 1 so 0/0 never happens), round, clamp to [-qmax, qmax], "
         "cast to int8. Dequantise with codes * scale. The cache keeps only codes and scales and "
         "dequantises them when attention needs them; int4 packs two codes per byte.",
-        "codes = torch.round(x / torch.where(scale > 0, scale, 1)).clamp(-qmax, qmax).to(torch.int8)",
+        "safe = torch.where(scale > 0, scale, torch.ones_like(scale))   # never 0/0\n"
+        "codes = torch.round(x / safe).clamp(-qmax, qmax).to(torch.int8)",
     ),
 )
 
