@@ -65,6 +65,7 @@ TARGETS = {
     "19_attention_backward": Target(None, "attention_forward"),
     "20_moe": Target("SparseMoeBlock", "forward"),
     "23_mla": Target("MultiHeadLatentAttention", "forward"),
+    "24_kv_quant": Target("QuantizedKVCache", "attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -175,6 +176,8 @@ NOT_APPLICABLE = {
     ("20_moe", "forbidden-builtin"): "the kata forbids nothing",
     ("19_attention_backward", "detaches-output"): "the forward is never differentiated: "
                                                   "gradients come from the learner's backward",
+    ("24_kv_quant", "forbidden-builtin"): "the kata forbids nothing",
+    ("24_kv_quant", "detaches-output"): "gradients are not graded (rounding has none)",
 }
 
 HELPERS = '''

@@ -1,0 +1,141 @@
+"""Kata 24's twin: the reference quantiser, packer and quantised-cache attention, each with one
+switch per catalogued mistake, so that a check can compute what a mistake produces on its own
+inputs and name it by matching.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+# quantize switches -> slug
+QUANTIZE_MISTAKES: dict[str, str] = {
+    "amax/128": "scale-wrong-range",
+    "amax/255": "scale-wrong-range",
+    "amax/256": "scale-wrong-range",
+    "2amax/255": "scale-wrong-range",
+    "no-clamp": "int8-overflow",
+    "truncate": "truncation-not-rounding",
+    "per-tensor": "scale-wrong-axis",
+    "other-axis": "scale-wrong-axis",
+    "scale-int8": "scale-wrong-dtype",
+    "scale-half": "scale-wrong-dtype",
+    "int4-amax/8": "int4-range",
+    "int4-offset": "int4-range",
+}
+PACK_MISTAKES = {"swapped": "nibbles-swapped"}
+UNPACK_MISTAKES = {"swapped": "nibbles-swapped", "no-sign": "nibble-not-sign-extended"}
+ATTENTION_MISTAKES = {
+    "raw-codes": "scale-not-applied",
+    "no-key-scale": "scale-not-applied",
+    "no-value-scale": "scale-not-applied",
+    "key-scale-after-softmax": "key-scale-after-softmax",
+    "query-quantised": "query-quantised",
+    "mask-top-left": "causal-mask-offset",
+    "no-mask": "causal-mask-offset",
+    "dequant-divides": "dequant-divides",
+}
+
+
+def work_dtype(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def quantize(x: Tensor, dim: int | None = -1, bits: int = 8,
+             mistake: str | None = None) -> tuple[Tensor, Tensor]:
+    qmax = 2 ** (bits - 1) - 1
+    xf = x.to(work_dtype(x.dtype))
+    if mistake == "per-tensor":
+        dim = None
+    elif mistake == "other-axis":
+        dim = -2 if dim == -1 else -1
+    amax = (xf.abs().amax().reshape([1] * x.dim()) if dim is None
+            else xf.abs().amax(dim=dim, keepdim=True))
+    divisor = {"amax/128": 128.0, "no-clamp": 128.0, "amax/255": 255.0, "amax/256": 256.0,
+               "2amax/255": 127.5, "int4-amax/8": 8.0}.get(mistake or "", float(qmax))
+    scale = (amax / divisor).to(torch.float32)
+    if mistake == "scale-int8":
+        scale = scale.round().to(torch.int8)
+    elif mistake == "scale-half":
+        scale = scale.to(torch.float16)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale)).to(xf.dtype)
+    ratio = xf / safe
+    if mistake == "truncate":
+        return ratio.to(torch.int8), scale
+    codes = torch.round(ratio)
+    if mistake == "no-clamp":
+        return codes.to(torch.int32).to(torch.int8), scale  # wraps: 128 -> -128
+    if mistake == "int4-amax/8":
+        return codes.clamp(-8, 7).to(torch.int8), scale
+    codes = codes.clamp(-qmax, qmax)
+    if mistake == "int4-offset":
+        codes = codes + 8
+    return codes.to(torch.int8), scale
+
+
+def ratio_of(x: Tensor, scale: Tensor) -> Tensor:
+    """x / scale as the reference computes it (for the ties the grader accepts either way)."""
+    xf = x.to(work_dtype(x.dtype))
+    return xf / torch.where(scale > 0, scale, torch.ones_like(scale)).to(xf.dtype)
+
+
+def dequantize(codes: Tensor, scale: Tensor, dtype: torch.dtype = torch.float32,
+               mistake: str | None = None) -> Tensor:
+    w = work_dtype(dtype)
+    if mistake == "dequant-divides":
+        s = scale.to(w)
+        return (codes.to(w) / torch.where(s != 0, s, torch.ones_like(s))).to(dtype)
+    return (codes.to(w) * scale.to(w)).to(dtype)
+
+
+def pack_int4(codes: Tensor, mistake: str | None = None) -> Tensor:
+    c = codes.to(torch.int16) & 0xF
+    low, high = (c[..., 1::2], c[..., 0::2]) if mistake == "swapped" else (c[..., 0::2], c[..., 1::2])
+    return (low | (high << 4)).to(torch.uint8)
+
+
+def unpack_int4(packed: Tensor, mistake: str | None = None) -> Tensor:
+    p = packed.to(torch.int16)
+    pair = [(p >> 4) & 0xF, p & 0xF] if mistake == "swapped" else [p & 0xF, (p >> 4) & 0xF]
+    nib = torch.stack(pair, dim=-1).flatten(-2)
+    if mistake != "no-sign":
+        nib = torch.where(nib >= 8, nib - 16, nib)
+    return nib.to(torch.int8)
+
+
+def cached_attention(q: Tensor, k: Tensor, v: Tensor, bits: int = 8,
+                     mistake: str | None = None) -> Tensor:
+    """Attention of the last t_q positions over k, v (b, h, s, d) quantised per token."""
+    kc, ks = quantize(k, -1, bits)
+    vc, vs = quantize(v, -1, bits)
+    dt = q.dtype
+    w = work_dtype(dt)
+    if mistake == "raw-codes":
+        ks, vs = torch.ones_like(ks), torch.ones_like(vs)
+    elif mistake == "no-key-scale":
+        ks = torch.ones_like(ks)
+    elif mistake == "no-value-scale":
+        vs = torch.ones_like(vs)
+    dq = "dequant-divides" if mistake == "dequant-divides" else None
+    kk = dequantize(kc, ks, dt, dq)
+    vv = dequantize(vc, vs, dt, dq)
+    if mistake == "query-quantised":
+        qc, qs = quantize(q, -1, bits)
+        q = dequantize(qc, qs, dt)
+    if mistake == "key-scale-after-softmax":
+        kk = kc.to(w).to(dt)
+    t, s = q.size(-2), kk.size(-2)
+    scores = q @ kk.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mistake == "mask-top-left":
+        blocked = torch.ones(t, s, dtype=torch.bool).triu(diagonal=1)
+    elif mistake == "no-mask":
+        blocked = torch.zeros(t, s, dtype=torch.bool)
+    else:
+        blocked = torch.ones(t, s, dtype=torch.bool).triu(diagonal=s - t + 1)
+    scores = scores.masked_fill(blocked.to(q.device), float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    if mistake == "key-scale-after-softmax":
+        probs = probs * ks.to(dt).transpose(-2, -1)
+    return probs @ vv
