@@ -62,6 +62,7 @@ TARGETS = {
     "17_beam_search": Target(None, "beam_search", returns_hypotheses=True),
     "18_sliding_window": Target(None, "sliding_window_attention"),
     "19_attention_backward": Target(None, "attention_forward"),
+    "22_paged_kv_cache": Target(None, "paged_attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -170,6 +171,7 @@ NOT_APPLICABLE = {
     ("17_beam_search", "detaches-output"): "it returns Python values, not tensors",
     ("19_attention_backward", "detaches-output"): "the forward is never differentiated: "
                                                   "gradients come from the learner's backward",
+    ("22_paged_kv_cache", "detaches-output"): "gradients are not graded (an inference cache)",
 }
 
 HELPERS = '''
