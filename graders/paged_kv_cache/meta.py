@@ -119,11 +119,6 @@ MISTAKES: tuple[Mistake, ...] = (
             "written or taken.",
             "Check before changing anything: compute the blocks needed for all t tokens (and "
             "the copy) first, raise, and only then allocate and write."),
-    Mistake("kv-heads-tiled",
-            "Query head j read kv head j % num_kv_heads instead of j // (num_heads // "
-            "num_kv_heads).",
-            "Expand the kv heads with repeat_interleave(group, dim=1) (or "
-            "enable_gqa=True), not repeat: consecutive query heads share a kv head."),
     Mistake("dense-batch-gather",
             "paged_attention created a tensor larger than one sequence's keys for every "
             "query head: every sequence gathered into one padded batch, or the whole pool "

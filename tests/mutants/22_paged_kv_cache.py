@@ -136,4 +136,13 @@ MUTANTS = [
                 "        self.own = getattr(self, 'own', {})\n"
                 "        self.own[seq_id] = k.clone()\n")],
     ),
+    Mutant(
+        'forbidden-builtin',
+        why='paged_attention hands each sequence to flex_attention.',
+        edits=[("    out = torch.empty_like(q)\n",
+                "    out = torch.empty_like(q)\n"
+                "    from torch.nn.attention.flex_attention import flex_attention\n"
+                "    flex_attention(q[:1, :, None], k_cache[:1].transpose(1, 2)[:, :q.shape[1]], "
+                "v_cache[:1].transpose(1, 2)[:, :q.shape[1]])\n")],
+    ),
 ]
