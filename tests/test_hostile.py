@@ -66,6 +66,7 @@ TARGETS = {
     "20_moe": Target("SparseMoeBlock", "forward"),
     "23_mla": Target("MultiHeadLatentAttention", "forward"),
     "24_kv_quant": Target("QuantizedKVCache", "attention"),
+    "22_paged_kv_cache": Target(None, "paged_attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -178,6 +179,7 @@ NOT_APPLICABLE = {
                                                   "gradients come from the learner's backward",
     ("24_kv_quant", "forbidden-builtin"): "the kata forbids nothing",
     ("24_kv_quant", "detaches-output"): "gradients are not graded (rounding has none)",
+    ("22_paged_kv_cache", "detaches-output"): "gradients are not graded (an inference cache)",
 }
 
 HELPERS = '''

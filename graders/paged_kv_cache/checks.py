@@ -1,43 +1,308 @@
-"""Grader for kata 22: A paged KV cache.
+"""Grader for kata 22: ``PagedKVCache`` (a block table, lazy allocation, fork with
+copy-on-write, OutOfBlocksError) and ``paged_attention`` (decode attention through the
+tables).
 
-:func:`reference` is the kata's reference with one switch per catalogued mistake; a check
-compares the learner's output with it and, on a mismatch, tries each mistake's switch to
-name the one the learner made.
+The allocator is graded by scripts (graders.paged_kv_cache.scenarios) read back from the
+pools, policy-free; a wrong step is named by running each mistake's twin through the same
+script. ``paged_attention`` is graded on inputs the grader builds (random pools, tables out
+of physical order, ``-1`` padding) against a float64 reference, mistakes named by
+recomputing them; its memory is recorded as in katas 14 and 18 (views are not new memory).
 """
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import pytest
 import torch
+from torch import Tensor
 
 from graders.core.compare import expect_close
 from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
+from graders.core.inputs import randn
+from graders.core.memory import CreatedTensors, kept_storages
 from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, title
+from graders.core.report import describe_inputs, title, verdict
+from graders.paged_kv_cache.scenarios import (
+    Scenario,
+    describe_op,
+    first_difference,
+    name_mistake,
+    new_rows,
+    run,
+    twin_trace,
+)
+from graders.paged_kv_cache.twin import ATTENTION_MISTAKES, paged_reference
 
-__all__ = ["test_paged_kv_cache"]
+__all__ = [
+    "test_placement_and_lazy_allocation",
+    "test_fork_and_copy_on_write",
+    "test_out_of_blocks_changes_nothing",
+    "test_paged_attention_matches_reference",
+    "test_paged_attention_float64_and_int32_tables",
+    "test_paged_attention_memory",
+    "test_keys_and_values_live_in_the_pools",
+    "test_decode_loop_equals_dense_attention",
+]
 
-# A switch of the reference -> the catalogued mistake it reproduces.
-MISTAKE_OF: dict[str, str] = {}
+# Several sequences interleaved, one freed, so that later tables are out of physical order
+# under FIFO, LIFO and lowest-id-first free lists alike.
+INTERLEAVED = Scenario(16, 4, 2, 3, [
+    ("new", "a"), ("append", "a", 6), ("new", "b"), ("append", "b", 3), ("new", "c"),
+    ("append", "c", 4), ("append", "a", 1), ("append", "a", 1), ("append", "b", 2),
+    ("free", "c"), ("new", "d"), ("append", "d", 5), ("append", "a", 5), ("append", "b", 7),
+    ("free", "a"), ("new", "e"), ("append", "e", 9), ("append", "d", 4), ("append", "e", 1),
+    ("free", "b"), ("free", "d"), ("free", "e"),
+])
+FORKS = Scenario(24, 4, 1, 2, [
+    ("new", "x"), ("append", "x", 2), ("new", "p"), ("append", "p", 6), ("free", "x"),
+    ("fork", "p", "q"), ("fork", "p", "r"), ("fork", "p", "s"), ("append", "q", 1),
+    ("append", "r", 3), ("append", "p", 1), ("append", "s", 1), ("append", "p", 2),
+    ("fork", "p", "u"), ("append", "u", 1), ("append", "p", 4), ("free", "q"),
+    ("fork", "r", "w"), ("free", "r"), ("append", "w", 2), ("free", "p"), ("free", "s"),
+    ("free", "u"), ("free", "w"),
+])
+OUT_OF_BLOCKS = Scenario(5, 4, 2, 2, [
+    ("new", "a"), ("append", "a", 6), ("new", "b"), ("append", "b", 4), ("append", "b", 5),
+    ("append", "b", 1), ("append", "a", 3), ("fork", "a", "c"), ("append", "c", 1),
+    ("free", "b"), ("append", "c", 1), ("append", "a", 1), ("free", "a"), ("free", "c"),
+])
 
 
-def reference(x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
-    """The stub's placeholder task (the identity): replace it with the kata's reference."""
-    return x.clone()
+def learner_cache(impl: Implementation, scenario: Scenario, on: str) -> tuple[Any, type]:
+    cls, error = impl.attr("PagedKVCache"), impl.attr("OutOfBlocksError")
+    cache = impl.call(cls, *scenario.args(), dtype=scenario.dtype, what="PagedKVCache(...)",
+                      on=on)
+    return cache, error
 
 
-def suspects(x: torch.Tensor) -> list[Suspect]:
-    return [Suspect(slug, lambda switch=switch: reference(x, switch))
-            for switch, slug in MISTAKE_OF.items()]
+def learner_call(impl: Implementation, on: str):
+    def call(fn, out_of_blocks, *args):
+        def attempt():
+            try:
+                return "ok", fn(*args)
+            except out_of_blocks:
+                return "out-of-blocks", None
+            except NotImplementedError:
+                raise
+            except Exception as error:  # noqa: BLE001 (observed, then compared)
+                return f"error: {type(error).__name__}", f"{type(error).__name__}: {error}"
+        return impl.call(attempt, what=getattr(fn, "__name__", "call"), on=on)
+    return call
+
+
+def state_line(observation) -> str:
+    parts = [_("outcome {outcome}, {free} free blocks", outcome=observation.outcome,
+               free=observation.free)]
+    for name, state in sorted(observation.sequences.items()):
+        if len(state) == 4:
+            parts.append(_("{name}: seq_len {length}, {blocks} blocks in its table, pools "
+                           "{placed}, keys_values {read}", name=name, length=state[0],
+                           blocks=state[1], placed=state[2], read=state[3]))
+        else:
+            parts.append(f"{name}: {state[0]}")
+    return "; ".join(parts)
+
+
+def check_scenario(impl: Implementation, scenario: Scenario, check: str) -> None:
+    script = "; ".join(describe_op(op) for op in scenario.ops)
+    on = describe_inputs(cache=scenario.describe()) + f", {script}"
+    cache, error = learner_cache(impl, scenario, on)
+    got = run(scenario, cache, error, learner_call(impl, on))
+    want = twin_trace(scenario, None)
+    step = first_difference(got, want)
+    if step is None:
+        return
+    details = [_("after step {step}, {op}:", step=step + 1, op=describe_op(scenario.ops[step])),
+               _("expected {state}", state=state_line(want[step])),
+               _("got      {state}", state=state_line(got[step]))]
+    if got[step].detail:
+        details.append(got[step].detail)
+    raise verdict(check, on, details, name_mistake(scenario, got, step, want))
 
 
 @pytest.mark.core
-@title(N_("paged_kv_cache against its reference"))
-def test_paged_kv_cache(impl: Implementation) -> None:
-    torch.manual_seed(0)
-    x = torch.randn(2, 3, dtype=torch.float64)
-    on = describe_inputs(x=x)
-    got = impl.call(impl.attr("paged_kv_cache"), x.clone(), what="paged_kv_cache", on=on)
-    expect_close(got, reference(x), _("{function} against its reference", function="paged_kv_cache"),
-                 on, suspects(x))
+@title(N_("placement and lazy allocation, sequences interleaved"))
+def test_placement_and_lazy_allocation(impl: Implementation) -> None:
+    check_scenario(impl, INTERLEAVED, _("the cache after every call"))
+    check_scenario(impl, Scenario(12, 3, 1, 2, INTERLEAVED.ops, torch.float64),
+                   _("the cache after every call"))
+
+
+@pytest.mark.core
+@title(N_("fork shares blocks; copy-on-write on the shared partial block"))
+def test_fork_and_copy_on_write(impl: Implementation) -> None:
+    check_scenario(impl, FORKS, _("the cache after every call"))
+    check_scenario(impl, Scenario(20, 2, 2, 2, FORKS.ops, torch.float64),
+                   _("the cache after every call"))
+
+
+@pytest.mark.core
+@title(N_("OutOfBlocksError before anything changes"))
+def test_out_of_blocks_changes_nothing(impl: Implementation) -> None:
+    check_scenario(impl, OUT_OF_BLOCKS, _("the cache after every call"))
+
+
+# ------------------------------------------------------------------------- attention
+
+
+def attention_inputs(b: int, h: int, kvh: int, d: int, size: int, lens: list[int], seed: int,
+                     dtype=torch.float32, num_blocks: int | None = None,
+                     index_dtype=torch.int64) -> dict[str, Tensor]:
+    """Random pools, tables out of physical order (a random permutation of the blocks),
+    padding -1, and the queries."""
+    need = [math.ceil(n / size) for n in lens]
+    num_blocks = num_blocks or 3 * sum(need) + 2
+    g = torch.Generator().manual_seed(seed)
+    order = torch.randperm(num_blocks, generator=g).tolist()
+    tables = torch.full((b, max(need)), -1, dtype=index_dtype)
+    for i, count in enumerate(need):
+        tables[i, :count] = torch.tensor(order[:count], dtype=index_dtype)
+        order = order[count:]
+    return {
+        "q": randn(b, h, d, seed=seed, dtype=dtype),
+        "k_cache": randn(num_blocks, size, kvh, d, seed=seed + 1, dtype=dtype),
+        "v_cache": randn(num_blocks, size, kvh, d, seed=seed + 2, dtype=dtype),
+        "block_tables": tables,
+        "seq_lens": torch.tensor(lens, dtype=index_dtype),
+    }
+
+
+def attention_suspects(inputs: dict[str, Tensor]) -> list[Suspect]:
+    return [Suspect(slug, lambda slug=slug: paged_reference(**inputs, mistake=slug))
+            for slug in ATTENTION_MISTAKES]
+
+
+def check_attention(impl: Implementation, inputs: dict[str, Tensor],
+                    recorder: CreatedTensors | None = None) -> Any:
+    on = describe_inputs(**inputs)
+    fn = impl.attr("paged_attention")
+    copies = {name: t.clone() for name, t in inputs.items()}
+
+    def called():
+        if recorder is None:
+            return fn(**copies)
+        with recorder:
+            return fn(**copies)
+
+    got = impl.call(called, what="paged_attention", on=on)
+    expect_close(got, paged_reference(**inputs), _("the output (b, num_heads, head_dim)"), on,
+                 attention_suspects(inputs))
+    changed = [name for name in inputs if not torch.equal(copies[name], inputs[name])]
+    if changed:
+        raise verdict(_("that paged_attention only reads"), on, [
+            _("your code changed {names}", names=", ".join(changed))])
+    return on
+
+
+@pytest.mark.core
+@title(N_("paged_attention against a float64 reference (tables out of order, GQA)"))
+def test_paged_attention_matches_reference(impl: Implementation) -> None:
+    for seed, (b, h, kvh, d, size, lens) in enumerate([
+            (3, 4, 2, 8, 4, [5, 9, 4]), (2, 2, 2, 4, 3, [7, 1]), (4, 6, 2, 4, 2, [3, 8, 2, 5]),
+            (2, 4, 1, 8, 5, [12, 6])]):
+        check_attention(impl, attention_inputs(b, h, kvh, d, size, lens, seed=10 * seed + 3))
+
+
+@pytest.mark.core
+@title(N_("paged_attention in float64, int32 tables"))
+def test_paged_attention_float64_and_int32_tables(impl: Implementation) -> None:
+    check_attention(impl, attention_inputs(3, 4, 2, 8, 4, [6, 11, 3], seed=51,
+                                           dtype=torch.float64))
+    check_attention(impl, attention_inputs(2, 4, 4, 4, 4, [9, 5], seed=57,
+                                           index_dtype=torch.int32))
+
+
+@pytest.mark.core
+@title(N_("paged_attention within its memory rule"))
+def test_paged_attention_memory(impl: Implementation) -> None:
+    b, h, kvh, d, size, lens = 6, 4, 2, 8, 4, [13, 5, 9, 16, 3, 7]
+    inputs = attention_inputs(b, h, kvh, d, size, lens, seed=77, num_blocks=64)
+    recorder = CreatedTensors()
+    on = check_attention(impl, inputs, recorder)
+    limit = h * d * size * math.ceil(max(lens) / size)
+    numel, shape, op = recorder.largest or (0, (), "")
+    if numel <= limit:
+        return
+    raise verdict(_("the size of every tensor paged_attention creates"), on, [
+        _("your code created a tensor of shape {shape} ({count} elements, by {op})",
+          shape=shape, count=f"{numel:,}", op=op),
+        _("the limit is num_heads · head_dim · block_size · ceil(L_max / block_size) = "
+          "{limit} elements: one sequence's keys, in whole blocks, for every query head",
+          limit=f"{limit:,}"),
+        _("gather one sequence's blocks at a time (k_cache[table]); never all sequences into "
+          "one padded batch, nor a copy or cast of the whole pool"),
+    ], "dense-batch-gather")
+
+
+@pytest.mark.core
+@title(N_("keys and values live in the pools only"))
+def test_keys_and_values_live_in_the_pools(impl: Implementation) -> None:
+    scenario = INTERLEAVED
+    on = describe_inputs(cache=scenario.describe())
+    cache, error = learner_cache(impl, scenario, on)
+    ops = [op for op in scenario.ops if op[0] != "free"]
+    run(Scenario(*scenario.args(), ops, scenario.dtype), cache, error, learner_call(impl, on))
+    pools = {cache.k_cache.untyped_storage().data_ptr(), cache.v_cache.untyped_storage().data_ptr()}
+    extra = [kept for kept in kept_storages(cache, "cache") if kept.floating
+             and kept.path not in ("cache.k_cache", "cache.v_cache")
+             and not _same_storage(cache, kept.path, pools)]
+    if extra:
+        raise verdict(_("the tensors the cache keeps"), on, [
+            _("floating-point tensors other than k_cache and v_cache: {paths}",
+              paths=", ".join(f"{kept.path} {kept.shape}" for kept in extra[:4]))],
+            "kv-stored-outside-pool")
+
+
+def _same_storage(cache: Any, path: str, pools: set) -> bool:
+    """Whether the tensor at ``path`` (reached from the cache) is a view of a pool."""
+    value = eval(path, {}, {"cache": cache})  # noqa: S307 (a path kept_storages built)
+    return isinstance(value, Tensor) and value.untyped_storage().data_ptr() in pools
+
+
+@pytest.mark.core
+@title(N_("a decode loop with forks and frees equals dense attention"))
+def test_decode_loop_equals_dense_attention(impl: Implementation) -> None:
+    num_blocks, size, kvh, h, d = 32, 4, 2, 4, 8
+    on = describe_inputs(cache=f"PagedKVCache({num_blocks}, {size}, {kvh}, {d})", num_heads=h)
+    cache = impl.call(impl.attr("PagedKVCache"), num_blocks, size, kvh, d,
+                      what="PagedKVCache(...)", on=on)
+    attend = impl.attr("paged_attention")
+    keys: dict[int, tuple[Tensor, Tensor]] = {}
+    ids: dict[int, Any] = {}
+    for name, prompt in ((0, 5), (1, 3)):
+        ids[name] = impl.call(cache.new_sequence, what="new_sequence", on=on)
+        k, v = new_rows(Scenario(0, size, kvh, d, []), 50 + name, prompt)
+        impl.call(cache.append, ids[name], k.clone(), v.clone(), what="append", on=on)
+        keys[name] = (k, v)
+    for step in range(7):
+        if step == 2:
+            ids[2] = impl.call(cache.fork, ids[0], what="fork", on=on)
+            keys[2] = keys[0]
+        if step == 4:
+            impl.call(cache.free, ids[1], what="free", on=on)
+            del ids[1], keys[1]
+        for name in sorted(ids):
+            k, v = new_rows(Scenario(0, size, kvh, d, []), 100 + 10 * step + name, 1)
+            impl.call(cache.append, ids[name], k.clone(), v.clone(), what="append", on=on)
+            keys[name] = torch.cat([keys[name][0], k]), torch.cat([keys[name][1], v])
+        names = sorted(ids)
+        tables = [impl.call(cache.block_table, ids[n], what="block_table", on=on) for n in names]
+        width = max(len(t) for t in tables)
+        block_tables = torch.tensor([list(t) + [-1] * (width - len(t)) for t in tables])
+        seq_lens = torch.tensor([len(keys[n][0]) for n in names])
+        q = randn(len(names), h, d, seed=300 + step)
+        got = impl.call(attend, q, cache.k_cache, cache.v_cache, block_tables, seq_lens,
+                        what="paged_attention", on=on)
+        want = torch.stack([_dense(q[i], *keys[n]) for i, n in enumerate(names)])
+        expect_close(got, want, _("decode step {step}: the output against dense attention",
+                                  step=step + 1), on)
+
+
+def _dense(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+    group = q.size(0) // k.size(1)
+    k, v = k.double().repeat_interleave(group, 1), v.double().repeat_interleave(group, 1)
+    scores = torch.einsum("hd,nhd->hn", q.double(), k) / math.sqrt(q.size(-1))
+    return torch.einsum("hn,nhd->hd", scores.softmax(-1), v).to(q.dtype)

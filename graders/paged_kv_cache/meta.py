@@ -7,7 +7,9 @@ nothing heavy: `kata list` reads every meta.
 
 from __future__ import annotations
 
-from graders.core.kata import Kata, Mistake  # noqa: F401 (Mistake: for MISTAKES)
+import math
+
+from graders.core.kata import Kata, Mistake
 from graders.core.quizzes import CHOICE, INTEGER, Question
 
 KATA = Kata(
@@ -16,26 +18,169 @@ KATA = Kata(
     file="paged_kv_cache.py",
     title='A paged KV cache',
     track="inference",
-    difficulty="medium",
-    target_minutes=15,
-    prerequisites=(),
-    mistakes=(),
-    forbidden=(),
+    difficulty="hard",
+    target_minutes=35,
+    prerequisites=("11", "13", "14"),
+    mistakes=(
+        "slot-off-by-one",
+        "no-allocation-when-full",
+        "eager-allocation",
+        "stale-slots-read",
+        "block-order-wrong",
+        "free-shared-block",
+        "cow-missing",
+        "cow-copy-incomplete",
+        "unneeded-copy",
+        "refcount-leak",
+        "out-of-blocks-unchecked",
+        "out-of-blocks-not-atomic",
+        "kv-heads-tiled",
+        "missing-scale",
+        "dense-batch-gather",
+        "kv-stored-outside-pool",
+        "forbidden-builtin",
+    ),
+    forbidden=("torch.nn.attention.flex_attention.flex_attention",),
     hints=(
-        "Look at the shape of x.",
-        "The output has the shape of x: the placeholder task returns x itself.",
-        "def paged_kv_cache(x):\n    return x.clone()",
+        "Keep the bookkeeping in Python: a free list, a reference count per block, and per "
+        "sequence its block table and length. Position p lives in block table[p // "
+        "block_size] at slot p % block_size. Before an append touches anything, count the "
+        "blocks it will need.",
+        "An append of t tokens to a sequence of length L needs ceil((L + t) / block_size) - "
+        "ceil(L / block_size) new blocks, plus one when L % block_size != 0 and its last "
+        "block is shared (refcount > 1): copy the L % block_size filled slots into a fresh "
+        "block, put it at the end of the table, drop one reference to the old one. Raise "
+        "OutOfBlocksError first if that is more than are free. fork copies the table and "
+        "adds one to each block's count; free subtracts one and returns blocks at zero.",
+        "copy = L % block_size != 0 and self.ref_counts[table[-1]] > 1\n"
+        "needed = math.ceil((L + t) / block_size) - math.ceil(L / block_size) + int(copy)",
     ),
 )
 
 
 # The mistakes only this kata's grader names (shared ones: graders.core.catalogue).
-MISTAKES: tuple[Mistake, ...] = ()
+MISTAKES: tuple[Mistake, ...] = (
+    Mistake("slot-off-by-one",
+            "A position was written or read at another slot than k_cache[table[p // "
+            "block_size], p % block_size]: (p + 1) // block_size, offsets from 1-based "
+            "positions, or block and offset swapped.",
+            "Position p (0-based, counted from the start of the sequence) is block table[p // "
+            "block_size], slot p % block_size."),
+    Mistake("no-allocation-when-full",
+            "The token at a multiple of block_size was written without a new block: over "
+            "slot 0 of the full block, or an IndexError.",
+            "Take a block from the free list exactly when p % block_size == 0, then write."),
+    Mistake("eager-allocation",
+            "A block was taken before a token needed it: as soon as the last one filled, or "
+            "the maximum length reserved up front.",
+            "len(block_table) must equal ceil(seq_len / block_size) after every call: take a "
+            "block only when a token lands at p % block_size == 0."),
+    Mistake("stale-slots-read",
+            "Attention or keys_values read past the sequence: slots beyond its length in the "
+            "last block, or padding entries of the table used as blocks.",
+            "Gather ceil(L / block_size) blocks, flatten them to positions and keep the first "
+            "L; ignore the table's entries after them."),
+    Mistake("block-order-wrong",
+            "Blocks were read in physical or sorted order instead of table order.",
+            "Read the blocks in the order of the block table (k_cache[table]), never sorted: "
+            "after frees the free list hands blocks out in any order."),
+    Mistake("free-shared-block",
+            "free returned a block another sequence still holds, so the next allocation "
+            "overwrote that sequence's keys.",
+            "free subtracts one from each block's reference count and returns a block to the "
+            "free list only when its count reaches zero."),
+    Mistake("cow-missing",
+            "An append wrote into a block shared with another sequence (after fork): the "
+            "sibling's keys changed.",
+            "Before writing into a partly filled last block whose reference count is above "
+            "one, copy it into a fresh block and write there (copy-on-write)."),
+    Mistake("cow-copy-incomplete",
+            "The copy-on-write block got the new token but not the shared block's earlier "
+            "slots.",
+            "Copy the L % block_size filled slots of the shared block, keys and values, into "
+            "the fresh one before appending."),
+    Mistake("unneeded-copy",
+            "Blocks were copied that need not be: at fork, full shared blocks, or a block no "
+            "longer shared; too few blocks stay free.",
+            "fork copies the table only (counts + 1). Copy only the partly filled last block, "
+            "only when its count is above one."),
+    Mistake("refcount-leak",
+            "Blocks never came back: after every sequence is freed, num_free_blocks() < "
+            "num_blocks.",
+            "Each reference taken (allocation, fork, copy) is dropped exactly once (free, "
+            "copy-on-write); a block returns to the free list when its count reaches zero."),
+    Mistake("out-of-blocks-unchecked",
+            "An append with no free block left did not raise OutOfBlocksError: an IndexError "
+            "from an empty free list, or a block still in use handed out again.",
+            "Count the blocks the append needs (the copy included) and raise "
+            "OutOfBlocksError when more are needed than are free."),
+    Mistake("out-of-blocks-not-atomic",
+            "OutOfBlocksError was raised after some tokens, blocks or copies were already "
+            "written or taken.",
+            "Check before changing anything: compute the blocks needed for all t tokens (and "
+            "the copy) first, raise, and only then allocate and write."),
+    Mistake("dense-batch-gather",
+            "paged_attention created a tensor larger than one sequence's keys for every "
+            "query head: every sequence gathered into one padded batch, or the whole pool "
+            "copied or cast.",
+            "Loop over the sequences: gather one sequence's blocks with k_cache[table_i], "
+            "attend, write its row of the output."),
+    Mistake("kv-stored-outside-pool",
+            "Keys or values were also kept outside k_cache and v_cache (in per-sequence "
+            "tensors).",
+            "Write keys and values into the pools only; keep only integers (tables, counts, "
+            "lengths) as bookkeeping."),
+)
+
+
+# --- the formulas behind this quiz's numbers (the self-tests check them) ---
+def bytes_per_token(layers: int, kv_heads: int, head_dim: int, bytes_per_value: int) -> int:
+    """Keys and values of one token in every layer."""
+    return 2 * layers * kv_heads * head_dim * bytes_per_value
+
+
+def blocks_for_parallel_sampling(prompt: int, replies: int, block_size: int,
+                                 generated: int) -> int:
+    """Blocks held by `replies` forks of one prompt after each generated `generated` tokens
+    (copy-on-write on the shared partial block)."""
+    full, partial = divmod(prompt, block_size)
+    if partial == 0:
+        return full + replies * math.ceil(generated / block_size)
+    # Every reply ends up with its own copy of the partial block (the last writer keeps it).
+    return full + replies * math.ceil((partial + generated) / block_size)
 
 
 QUESTIONS = (
-    Question("How many elements has a tensor of shape (2, 3)?", 6, INTEGER,
-             "2 rows of 3: 2 * 3 = 6."),
-    Question("Which shape does the placeholder task return for x of shape (2, 3)?", "A", CHOICE,
-             "It returns x itself.", choices=("(2, 3)", "(3, 2)")),
+    Question(
+        "Llama-3-8B has 32 layers, 8 kv heads and head dim 128. How many KiB of keys and "
+        "values does one token take in bfloat16 (2 bytes a value)?",
+        bytes_per_token(32, 8, 128, 2) // 1024, INTEGER,
+        "2 (keys and values) · 32 layers · 8 kv heads · 128 · 2 bytes = 131,072 bytes = 128 "
+        "KiB a token; a 16-token block across all layers is 2 MiB, an 8k-token sequence 1 "
+        "GiB. Llama-2-7B, with 32 kv heads, takes 512 KiB a token."),
+    Question(
+        "Four replies are sampled from one 1000-token prompt with 16-token blocks (fork, "
+        "then copy-on-write). How many blocks are held after each reply's first token?",
+        blocks_for_parallel_sampling(1000, 4, 16, 1), INTEGER,
+        "The prompt fills 62 blocks and 8 slots of a 63rd. The four forks share all 63. The "
+        "first token of each of three replies copies the partial block (the fourth writer "
+        "owns it by then): 63 + 3 = 66 blocks, against 4 · 63 = 252 without sharing; 90 "
+        "after 100 tokens each."),
+    Question(
+        "A 16-token block size: at most how many slots does a sequence waste (internal "
+        "fragmentation)?",
+        15, INTEGER,
+        "Only its last block can be partly filled: at most block_size - 1 = 15 slots, half a "
+        "block on average. A cache reserved at the maximum length wastes max_len - L: a "
+        "1000-token reply in 8192 slots wastes 88 %."),
+    Question(
+        "An append needs one more block than is free. What must the cache do?",
+        "B", CHOICE,
+        "Raise OutOfBlocksError before changing anything, so the scheduler can preempt a "
+        "sequence (recompute it later or swap its blocks to CPU) and retry; a half-written "
+        "append would leave a sequence whose length and keys disagree.",
+        choices=("write the tokens that fit, then raise",
+                 "raise OutOfBlocksError with nothing changed",
+                 "evict the oldest sequence's blocks",
+                 "reallocate larger pools")),
 )

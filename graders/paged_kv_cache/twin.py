@@ -1,0 +1,168 @@
+"""Kata 22's reference with one switch per catalogued mistake (``mistake=slug``).
+
+The grader runs the same scenario through the learner's cache and through this twin, once
+correct and once per mistake, and compares what can be observed without knowing the
+free-list policy or the ids: lengths, table lengths, the free count, each sequence's keys
+and values, whether the pools hold every position where its table says, and which calls
+raised. The first step where the learner differs from the correct twin names the mistake
+whose twin differs in the same way there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+
+class OutOfBlocksError(RuntimeError):
+    pass
+
+
+class TwinCache:
+    """The reference allocator; ``mistake`` one of the allocator slugs or None."""
+
+    def __init__(self, num_blocks: int, block_size: int, num_kv_heads: int, head_dim: int,
+                 dtype: torch.dtype = torch.float32, mistake: str | None = None) -> None:
+        self.block_size, self.mistake, self.num_blocks = block_size, mistake, num_blocks
+        shape = (num_blocks, block_size, num_kv_heads, head_dim)
+        self.k_cache = torch.zeros(shape, dtype=dtype)
+        self.v_cache = torch.zeros(shape, dtype=dtype)
+        self.free_blocks = list(range(num_blocks))
+        self.ref_counts = [0] * num_blocks
+        self.tables: dict[int, list[int]] = {}
+        self.lengths: dict[int, int] = {}
+        self.next_id = 0
+
+    def new_sequence(self) -> int:
+        seq_id, self.next_id = self.next_id, self.next_id + 1
+        self.tables[seq_id], self.lengths[seq_id] = [], 0
+        return seq_id
+
+    def _take(self) -> int:
+        if self.mistake == "out-of-blocks-unchecked" and not self.free_blocks:
+            raise IndexError("pop from empty list")
+        block = self.free_blocks.pop(0)
+        self.ref_counts[block] = 1
+        return block
+
+    def _release(self, block: int) -> None:
+        self.ref_counts[block] -= 1
+        if self.mistake == "free-shared-block" and block not in self.free_blocks:
+            self.free_blocks.append(block)
+            return
+        if self.ref_counts[block] == 0:
+            self.free_blocks.append(block)
+
+    def append(self, seq_id: int, k: Tensor, v: Tensor) -> None:
+        m, size = self.mistake, self.block_size
+        table, length, t = self.tables[seq_id], self.lengths[seq_id], k.shape[0]
+        filled = length % size
+        shared = filled != 0 and self.ref_counts[table[-1]] > 1
+        copy = shared and m != "cow-missing"
+        needed = math.ceil((length + t) / size) - math.ceil(length / size) + int(copy)
+        if m == "eager-allocation":
+            needed = (length + t) // size + 1 - len(table)
+        checked = m not in ("out-of-blocks-unchecked", "out-of-blocks-not-atomic")
+        if checked and needed > len(self.free_blocks):
+            raise OutOfBlocksError("out of blocks")
+        if copy:
+            old, new = table[-1], self._take()
+            if m != "cow-copy-incomplete":
+                self.k_cache[new, :filled] = self.k_cache[old, :filled]
+                self.v_cache[new, :filled] = self.v_cache[old, :filled]
+            table[-1] = new
+            self._release(old)
+        for i in range(t):
+            p = length + i
+            if m == "out-of-blocks-not-atomic" and p % size == 0 and not self.free_blocks:
+                self.lengths[seq_id] = p
+                raise OutOfBlocksError("out of blocks")
+            if m == "eager-allocation":
+                while len(table) <= (p + 1) // size:
+                    table.append(self._take())
+            elif p % size == 0 and m != "no-allocation-when-full" or (
+                    m == "no-allocation-when-full" and not table):
+                table.append(self._take())
+            if m == "slot-off-by-one":
+                block, offset = table[p // size], (p + 1) % size
+            elif m == "no-allocation-when-full":
+                block, offset = table[-1], p % size
+            else:
+                block, offset = table[p // size], p % size
+            self.k_cache[block, offset] = k[i]
+            self.v_cache[block, offset] = v[i]
+        self.lengths[seq_id] = length + t
+
+    def fork(self, seq_id: int) -> int:
+        child = self.new_sequence()
+        self.lengths[child] = self.lengths[seq_id]
+        if self.mistake == "unneeded-copy":
+            for block in self.tables[seq_id]:
+                new = self._take()
+                self.k_cache[new] = self.k_cache[block]
+                self.v_cache[new] = self.v_cache[block]
+                self.tables[child].append(new)
+            return child
+        self.tables[child] = list(self.tables[seq_id])
+        for block in self.tables[child]:  # refcount-leak: one reference too many
+            self.ref_counts[block] += 2 if self.mistake == "refcount-leak" else 1
+        return child
+
+    def free(self, seq_id: int) -> None:
+        for block in self.tables.pop(seq_id):
+            self._release(block)
+        del self.lengths[seq_id]
+
+    def block_table(self, seq_id: int) -> list[int]:
+        return list(self.tables[seq_id])
+
+    def seq_len(self, seq_id: int) -> int:
+        return self.lengths[seq_id]
+
+    def num_free_blocks(self) -> int:
+        return len(self.free_blocks)
+
+    def keys_values(self, seq_id: int) -> tuple[Tensor, Tensor]:
+        table, n = self.tables[seq_id], self.lengths[seq_id]
+        if self.mistake == "block-order-wrong":
+            table = sorted(table)
+        if self.mistake == "stale-slots-read":
+            n = len(table) * self.block_size
+        return self.k_cache[table].flatten(0, 1)[:n], self.v_cache[table].flatten(0, 1)[:n]
+
+
+ALLOCATOR_MISTAKES = (
+    "slot-off-by-one", "no-allocation-when-full", "eager-allocation", "stale-slots-read",
+    "block-order-wrong", "free-shared-block", "cow-missing", "cow-copy-incomplete",
+    "unneeded-copy", "refcount-leak", "out-of-blocks-unchecked", "out-of-blocks-not-atomic",
+)
+
+
+def paged_reference(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_tables: Tensor,
+                    seq_lens: Tensor, mistake: str | None = None) -> Tensor:
+    """Decode attention of q (b, h, d) through the tables, in float64, cast to q's dtype;
+    ``mistake`` one of ATTENTION_MISTAKES."""
+    b, h, d = q.shape
+    size, out = k_cache.size(1), []
+    for i in range(b):
+        n = int(seq_lens[i])
+        blocks = block_tables[i, :math.ceil(n / size)].long()
+        if mistake == "stale-slots-read":
+            n = len(blocks) * size
+        k = k_cache[blocks].flatten(0, 1)[:n].double()
+        v = v_cache[blocks].flatten(0, 1)[:n].double()
+        group = h // k.size(1)
+        if mistake == "kv-heads-tiled":
+            k, v = k.repeat(1, group, 1), v.repeat(1, group, 1)
+        else:
+            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        scores = torch.einsum("hd,nhd->hn", q[i].double(), k)
+        if mistake != "missing-scale":
+            scores = scores / math.sqrt(d)
+        out.append(torch.einsum("hn,nhd->hd", scores.softmax(dim=-1), v))
+    return torch.stack(out).to(q.dtype)
+
+
+ATTENTION_MISTAKES = ("kv-heads-tiled", "missing-scale", "stale-slots-read")
