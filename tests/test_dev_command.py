@@ -35,7 +35,7 @@ def test_the_registry_line_and_a_new_track():
 
 
 # The next free number: the demo kata comes after every real one, in the last track.
-DEMO = scaffold.NewKata(f"{len(KATAS) + 1:02d}", "demo", "demo.py", "Double a tensor",
+DEMO = scaffold.NewKata(f"{int(KATAS[-1].id) + 1:02d}", "demo", "demo.py", "Double a tensor",
                         KATAS[-1].track)
 
 

@@ -47,11 +47,9 @@ KATA_MODULES = (
     "sliding_window",       # 18
     "attention_backward",   # 19
     "moe",                  # 20
-    "speculative",          # 21
     "paged_kv_cache",       # 22
     "mla",                  # 23
     "kv_quant",             # 24
-    "batching",             # 25
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(

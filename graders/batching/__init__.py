@@ -1,6 +1,0 @@
-"""Kata 25_continuous_batching (Continuous batching).
-
-``checks`` is its grader (what katas/25_continuous_batching/test_batching.py imports); ``meta`` its registry
-entry, hint ladder, own mistakes and quiz; ``skeleton.py`` the pristine skeleton (data, never
-imported). Nothing is imported here: reading ``meta`` must stay cheap (no torch).
-"""
