@@ -26,10 +26,10 @@ def test_dev_is_left_out_of_the_learners_help():
 
 def test_the_registry_line_and_a_new_track():
     text = (REPO_ROOT / scaffold.REGISTRY).read_text()
-    kata = scaffold.NewKata("20", "moe", "moe.py", "Mixture of experts", "inference")
-    added = scaffold.add_to_registry(text, kata, "Modern inference")
-    assert '    "moe",                  # 20\n)' in added
-    assert '    "inference": "Modern inference",\n}' in added
+    kata = scaffold.NewKata(DEMO.id, "demo", "demo.py", "Double a tensor", "newtrack")
+    added = scaffold.add_to_registry(text, kata, "A new track")
+    assert f'    "demo",                 # {DEMO.id}\n)' in added
+    assert '    "newtrack": "A new track",\n}' in added
     with pytest.raises(scaffold.ScaffoldError):
         scaffold.add_to_registry(added, kata)
 

@@ -47,7 +47,7 @@ def describe_op(op: Op) -> str:
     if op[0] == "new":
         return f"{op[1]} = new_sequence()"
     if op[0] == "append":
-        return f"append({op[1]}, k, v) with t = {op[2]}"
+        return f"append({op[1]}, k, v) [t = {op[2]}]"  # code only: the same in every language
     if op[0] == "fork":
         return f"{op[2]} = fork({op[1]})"
     return f"free({op[1]})"
