@@ -19,7 +19,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from graders.core.compare import expect_close, expect_tracks_grad, expect_tuple
+from graders.core.compare import expect_close, expect_tracks_grad, expect_tuple, tolerance
 from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.mistakes import Suspect, identify
@@ -96,7 +96,7 @@ def check_forward(impl: Implementation, cfg: Config, b: int, n: int, seed: int,
     on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=cfg.name())
     out, logits, calls = forward_with_hooks(impl, module, x.clone(), on)
     expected_out, expected_logits = twin.moe(cfg, state, x64)
-    slack = ROUTER_RTOL / 1e-7 if dtype == torch.float64 else 1.0
+    slack = ROUTER_RTOL / tolerance(torch.float64)[0] if dtype == torch.float64 else 1.0
     expect_close(logits, expected_logits.to(dtype),
                  _("router_logits (T, num_experts), T = b·n"), on)
     switches = FORWARD_MISTAKES + (CAPACITY_MISTAKES if cfg.capacity_factor is not None else [])
@@ -335,7 +335,7 @@ def test_gradients(impl):
         want = torch.autograd.grad((ref * weight).sum(), [x_twin] + [twin_state[k] for k in names],
                                    allow_unused=True)
         expect_grads_close(dict(zip(["x"] + names, got)), dict(zip(["x"] + names, want)),
-                           _("gradients (float64)"), on, slack=ROUTER_RTOL / 1e-7)
+                           _("gradients (float64)"), on, slack=ROUTER_RTOL / tolerance(torch.float64)[0])
 
 
 @pytest.mark.followup

@@ -42,21 +42,31 @@ def grade_in_subprocess(kata: Kata, path: Path, time_limit: float | None = None)
     finished = run_isolated(["-m", "graders.frontends.serve.grading", kata.id, str(path)], limit)
     timed_out, left_running = finished.timed_out, finished.left_running
     stdout, stderr = finished.stdout, finished.stderr
+    result = next((json.loads(line[len(MARKER):]) for line in reversed(stdout.splitlines())
+                   if line.startswith(MARKER)), None)
+    return ended(kata, limit, timed_out, left_running, result, stdout, stderr, finished.status)
+
+
+def ended(kata: Kata, limit: float, timed_out: bool, left_running: bool, result: dict | None,
+          stdout: str, stderr: str, status: int | str | None) -> KataResult:
+    """The verdict of an isolated grading once it ended, worded alike for the cold path and
+    the warm one (graders.frontends.serve.warm): its result (``result``, a KataResult's
+    dict), with a note when the learner's code left a process running; or why there is
+    none: past the time limit, or stopped without one (the last lines it wrote)."""
     if timed_out:
         return KataResult(kata.name, error=_(
             "grading took longer than {seconds} s and was stopped: is there an endless loop "
             "in your code?", seconds=f"{limit:g}"))
     stopped = _("your code left a child process running (os.fork, multiprocessing or "
                 "subprocess); it was stopped when the grading ended.") if left_running else ""
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(MARKER):
-            result = KataResult.from_dict(json.loads(line[len(MARKER):]))
-            if stopped:
-                result = dataclasses.replace(result, note="\n".join(filter(None, (stopped, result.note))))
-            return result
+    if result is not None:
+        graded = KataResult.from_dict(result)
+        if stopped:
+            graded = dataclasses.replace(graded, note="\n".join(filter(None, (stopped, graded.note))))
+        return graded
     output = "\n".join((stderr or stdout).strip().splitlines()[-8:])
     error = _("the grader stopped without a result (exit status {status}):\n{output}",
-              status=finished.status, output=output)
+              status=status, output=output)
     return KataResult(kata.name, error="\n".join(filter(None, (error, stopped))))
 
 

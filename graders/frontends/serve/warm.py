@@ -29,11 +29,10 @@ import time
 from pathlib import Path
 
 from graders.core import i18n, registry
-from graders.core.i18n import _
 from graders.core.registry import Kata
 from graders.core.results import KataResult
-from graders.frontends.serve.grading import (RUN_TIME_LIMIT_S, grade_in_subprocess, stop_group,
-                                             tail)
+from graders.frontends.serve.grading import (RUN_TIME_LIMIT_S, ended, grade_in_subprocess,
+                                             stop_group, tail)
 
 START_TIME_LIMIT_S = 120.0  # the zygote imports torch and every grader once
 POLL_S = 0.005
@@ -100,33 +99,22 @@ class WarmGrader:
 def wait_for_child(kata: Kata, pid: int, folder: Path, limit: float) -> KataResult:
     """The forked check ``pid``'s result, waited for at most ``limit`` seconds; its process
     group is ended afterwards. Worded as the cold path words the same ends."""
-    deadline = time.monotonic() + limit
+    deadline, timed_out = time.monotonic() + limit, False
     try:
         while alive(pid):
             if time.monotonic() > deadline:
-                stop_group(pid)
-                return KataResult(kata.name, error=_(
-                    "grading took longer than {seconds} s and was stopped: is there an endless "
-                    "loop in your code?", seconds=f"{limit:g}"))
+                timed_out = True
+                break
             time.sleep(POLL_S)
     except BaseException:  # Ctrl-C in kata watch: the check ends with it
         stop_group(pid)
         raise
     left_running = stop_group(pid)
-    stopped = _("your code left a child process running (os.fork, multiprocessing or "
-                "subprocess); it was stopped when the grading ended.") if left_running else ""
     result_file = folder / "result.json"
-    if result_file.exists():
-        result = KataResult.from_dict(json.loads(result_file.read_text(encoding="utf-8")))
-        if stopped:
-            result.note = "\n".join(filter(None, (stopped, result.note)))
-        return result
+    result = json.loads(result_file.read_text(encoding="utf-8")) if result_file.exists() else None
     with open(folder / "stderr", "rb") as err, open(folder / "stdout", "rb") as out:
-        output = "\n".join((tail(err) or tail(out)).strip().splitlines()[-8:])
-    error = _("the grader stopped without a result (exit status {status}):\n{output}",
-              status="?", output=output)
-    return KataResult(kata.name, error="\n".join(filter(None, (error, stopped))))
-
+        stdout, stderr = tail(out), tail(err)
+    return ended(kata, limit, timed_out, left_running, result, stdout, stderr, "?")
 
 def alive(pid: int) -> bool:
     """Whether process ``pid`` still runs (the zygote reaps its children: no zombies)."""
