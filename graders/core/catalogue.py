@@ -204,6 +204,19 @@ SHARED = (
     Mistake("forbidden-builtin",
             "The solution called a PyTorch built-in that does this kata's work for you.",
             "Write the computation yourself with matmul / softmax / linear."),
+    # --- sampling (16, 21) ---
+    Mistake("sampling-ignores-generator",
+            "The draws did not come from the generator given: they used (or also moved) "
+            "the global RNG, so the same generator state does not reproduce them.",
+            "Pass generator=generator to every random call (torch.multinomial(probs, 1, "
+            "generator=g), torch.rand(..., generator=g)); no *_like random helpers, which "
+            "take no generator."),
+    Mistake("input-modified-in-place",
+            "An input was modified in place (logits /= T, masked_fill_, an in-place sort, a "
+            "token written into the prefix): the caller may still need it, e.g. for the next "
+            "step or a second sample.",
+            "Build new tensors: logits / T, logits.masked_fill(remove, float('-inf')), "
+            "torch.cat([prefix, token])."),
     # --- the key/value cache (11, 23) ---
     Mistake("causal-mask-offset",
             "The causal mask was not shifted by the cache length s: new query i sits at "

@@ -96,21 +96,10 @@ MISTAKES = (
             "tokens.",
             "logits = apply_temperature(logits, T); then top_k_filter; then top_p_filter on "
             "that result; then softmax and one draw."),
-    Mistake("sampling-ignores-generator",
-            "The draws did not come from the generator given: they used (or also moved) "
-            "the global RNG, so the same generator state does not reproduce them.",
-            "Pass generator=generator to every random call (torch.multinomial(probs, 1, "
-            "generator=g), torch.rand(..., generator=g)); no *_like random helpers, which "
-            "take no generator."),
     Mistake("greedy-temperature-zero-missing",
             "temperature 0 was divided by instead of meaning greedy decoding: logits / 0 "
             "gives inf and NaN probabilities, or an error.",
             "if temperature == 0: return logits.argmax(dim=-1), before any division."),
-    Mistake("input-modified-in-place",
-            "The caller's logits were modified in place (logits /= T, masked_fill_, an "
-            "in-place sort): the caller may still need them, e.g. for the next step or a "
-            "second sample.",
-            "Build new tensors: logits / T, logits.masked_fill(remove, float('-inf'))."),
 )
 
 

@@ -1,43 +1,651 @@
-"""Grader for kata 21: one step of speculative sampling: a draft proposes, the target verifies, the output distributed exactly as the target's.
+"""Grader for kata 21: ``speculative_step``, one step of speculative sampling.
 
-:func:`reference` is the kata's reference with one switch per catalogued mistake; a check
-compares the learner's output with it and, on a mismatch, tries each mistake's switch to
-name the one the learner made.
+The step is random, so it is graded as a distribution, never seed for seed (any correct
+sampler and any correct Bernoulli test consume the generator in their own way). The model
+functions are toy models over V <= 4 tokens whose distributions depend on the whole
+context (graders/speculative/twin.py), so the exact distribution of one step's outcome
+``(tokens, num_accepted)`` is computed by enumerating every draft sequence and every
+acceptance outcome. A distribution check runs the learner's step many times on one
+prefix, counts the outcomes and applies kata 16's tests (graders/sampling/statistics.py):
+
+- an outcome of probability 0 (a token no rule can emit there, a length that does not
+  match num_accepted) fails at once;
+- Pearson's chi-square over the outcomes, bins below 25 expected draws pooled, fails above
+  the quantile of upper tail 1e-10 (FALSE_FAILURE).
+
+A run holds :data:`CHI_SQUARE_TESTS` such tests, so a correct step fails a run with
+probability at most 4e-10; the verdict of one step function is deterministic (seeded
+generators). The draws are few enough to stay fast and many enough for every catalogued
+mistake: at :data:`STEPS` steps the smallest expected statistic of a mistake's deviation
+in the main check (twin.MISTAKE_OF, measured) is about 170 against a threshold near 63.
+A mistake is named when its own exact distribution passes the same test and the right one
+fails; mistakes that raise (a ratio above 1 to torch.bernoulli, a negative residual to
+torch.multinomial) are named from the exception.
+
+Deterministic rules are graded exactly: the call pattern (by wrapping both model
+functions and copying what they receive), greedy mode against the target's own greedy
+decoding, a draft equal to the target (all gamma kept), the generator's reproducibility,
+and the prefix left as it was.
 """
 
 from __future__ import annotations
 
+import operator
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable
+
 import pytest
 import torch
+from torch import Tensor
 
-from graders.core.compare import expect_close
 from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
-from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, title
+from graders.core.inputs import generator
+from graders.core.mistakes import Suspect, identify
+from graders.core.report import GradingFailure, describe_value, title, verdict
+from graders.sampling.statistics import FALSE_FAILURE, goodness_of_fit
+from graders.speculative.twin import (
+    GREEDY_MISTAKE_OF,
+    MISTAKE_OF,
+    Distribution,
+    Outcome,
+    ToyModel,
+    generation_distribution,
+    greedy_decoding,
+    greedy_step,
+    step_distribution,
+    toy_pair,
+)
 
-__all__ = ["test_speculative"]
+__all__ = [
+    "test_step_output",
+    "test_call_rule",
+    "test_output_distribution",
+    "test_greedy_mode",
+    "test_generator_reproducibility",
+    "test_prefix_untouched",
+    "test_distribution_float32",
+    "test_generation_is_the_targets",
+    "test_draft_equal_to_target",
+    "test_disjoint_draft",
+]
 
-# A switch of the reference -> the catalogued mistake it reproduces.
-MISTAKE_OF: dict[str, str] = {}
+STEPS = 1000  # draws of the main distribution check (V = 4, gamma = 3)
+CHI_SQUARE_TESTS = 4  # distribution checks per run: the main one, float32, generation, disjoint
 
 
-def reference(x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
-    """The stub's placeholder task (the identity): replace it with the kata's reference."""
-    return x.clone()
+# ----------------------------------------------------------------------------- inputs
 
 
-def suspects(x: torch.Tensor) -> list[Suspect]:
-    return [Suspect(slug, lambda switch=switch: reference(x, switch))
-            for switch, slug in MISTAKE_OF.items()]
+@dataclass(frozen=True)
+class Case:
+    """A step's input: the toy target and draft, the prefix and gamma."""
+
+    target: ToyModel
+    draft: ToyModel
+    prefix: tuple[int, ...]
+    gamma: int
+
+    @property
+    def vocab(self) -> int:
+        return self.target.vocab
+
+    def describe(self) -> str:
+        dtype = str(self.target.dtype).removeprefix("torch.")
+        return _("prefix {prefix}, gamma = {gamma}, toy models over V = {vocab} tokens "
+                 "({dtype} probabilities)", prefix=list(self.prefix), gamma=self.gamma,
+                 vocab=self.vocab, dtype=dtype)
 
 
+def main_case(dtype: torch.dtype = torch.float64) -> Case:
+    target, draft = toy_pair(4, 0)
+    return Case(target.as_dtype(dtype), draft.as_dtype(dtype), (1, 2), 3)
+
+
+def small_case() -> Case:
+    target, draft = toy_pair(3, 1)
+    return Case(target.as_dtype(torch.float32), draft.as_dtype(torch.float32), (2,), 2)
+
+
+def table_model(rows: list[list[float]], dtype: torch.dtype = torch.float64) -> ToyModel:
+    return ToyModel(torch.tensor(rows, dtype=torch.float64), dtype, salt=1)
+
+
+def disjoint_case() -> Case:
+    """The target on tokens {0, 1}, the draft on {2, 3}: every draft token has p = 0."""
+    target = table_model([[0.7, 0.3, 0, 0], [0.4, 0.6, 0, 0], [0.55, 0.45, 0, 0]])
+    draft = table_model([[0, 0, 0.6, 0.4], [0, 0, 0.8, 0.2], [0, 0, 0.3, 0.7]])
+    return Case(target, draft, (3, 0), 2)
+
+
+def equal_case() -> Case:
+    """The target as its own draft: every ratio is 1."""
+    target, _draft = toy_pair(4, 3)
+    return Case(target, target, (2, 1), 3)
+
+
+def one_hot_case() -> Case:
+    """One-hot rows: the sampling rule has no randomness left and must equal greedy mode."""
+    target = table_model([[0, 1, 0], [0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    draft = table_model([[0, 1, 0], [0, 0, 1], [0, 1, 0], [0, 1, 0], [1, 0, 0]])
+    return Case(target, draft, (0, 2), 3)
+
+
+# ------------------------------------------------------------------ calling the learner
+
+
+class ModelMisuse(Exception):
+    """A model function called with something the contract does not allow."""
+
+
+def slug_for_exception(exc: BaseException) -> str | None:
+    """torch.bernoulli on a ratio above 1, torch.multinomial on a residual with negative
+    entries (p - q not clamped, or divided by its zero sum)."""
+    text = str(exc)
+    if isinstance(exc, RuntimeError) and "p_in" in text and "<= 1" in text:
+        return "ratio-not-clipped"
+    if isinstance(exc, RuntimeError) and "element < 0" in text:
+        return "residual-not-clamped"
+    return None
+
+
+class Recorder:
+    """A model function handed to the learner: checks each call's tokens and answers with
+    the toy model's probabilities; with a ``log``, keeps a copy of what each call got (the
+    target's and the draft's calls in one list, in call order)."""
+
+    def __init__(self, model: ToyModel, name: str,
+                 log: list[tuple[str, tuple[int, ...]]] | None = None):
+        self.model, self.name, self.log = model, name, log
+
+    def __call__(self, tokens: Any) -> Tensor:
+        if not isinstance(tokens, Tensor) or tokens.dim() != 1 or tokens.dtype != torch.int64 \
+                or tokens.numel() == 0:
+            shown = (f"{str(tokens.dtype).removeprefix('torch.')} {tuple(tokens.shape)}"
+                     if isinstance(tokens, Tensor) else describe_value(tokens))
+            raise ModelMisuse(_("{model} expects a 1-D int64 tensor of tokens (L,), got "
+                                "{value}", model=self.name, value=shown))
+        values = tokens.tolist()
+        if min(values) < 0 or max(values) >= self.model.vocab:
+            raise ModelMisuse(_("{model} got the tokens {tokens}, with a token outside the "
+                                "vocabulary 0..{last}", model=self.name, tokens=values,
+                                last=self.model.vocab - 1))
+        if self.log is not None:
+            self.log.append((self.name, tuple(values)))
+        return self.model(tokens)
+
+
+def model_fns(case: Case, log: list | None = None) -> tuple[Recorder, Recorder]:
+    """(target_fn, draft_fn) for the learner."""
+    return Recorder(case.target, "target_fn", log), Recorder(case.draft, "draft_fn", log)
+
+
+def run_steps(impl: Implementation, case: Case, steps: int, *, what: str, on: str,
+              gen: torch.Generator | None = None, greedy: bool = False,
+              record: bool = False) -> tuple[list[Any], list[list[tuple[str, tuple[int, ...]]]]]:
+    """``steps`` calls of the learner's speculative_step on one prefix tensor, inside one
+    guarded call (time limit, printing); returns the raw results and, with ``record``, each
+    step's model calls. Fails with input-modified-in-place when the prefix changes."""
+    step = impl.attr("speculative_step")
+    prefix = torch.tensor(case.prefix, dtype=torch.int64)
+    before, version = prefix.clone(), prefix._version
+    calls: list[list[tuple[str, tuple[int, ...]]]] = []
+
+    def run() -> list[Any]:
+        results, fns = [], model_fns(case)
+        for _step in range(steps):
+            if record:
+                calls.append([])
+                fns = model_fns(case, calls[-1])
+            results.append(step(*fns, prefix, case.gamma, generator=gen, greedy=greedy))
+            if not torch.equal(prefix, before):
+                break
+        return results
+
+    results = impl.call(run, what=what, on=on)
+    if not torch.equal(prefix, before) or prefix._version != version:
+        raise verdict(what, on, [_("the prefix changed during the call (it was {before}, now "
+                                   "{after}); build new tensors (torch.cat), never write into "
+                                   "the caller's prefix", before=before.tolist(),
+                                   after=prefix.tolist())], "input-modified-in-place")
+    return results, calls
+
+
+def outcome_of(result: Any, case: Case, what: str, on: str) -> Outcome:
+    """(tokens, num_accepted) from one returned value, after the contract's types."""
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise verdict(what, on, [_("expected a pair (tokens, num_accepted), got {value}",
+                                   value=describe_value(result))])
+    tokens, accepted = result
+    if not isinstance(tokens, Tensor) or tokens.dim() != 1:
+        raise verdict(what, on, [_("expected tokens as a 1-D int64 tensor (num_accepted + 1,), "
+                                   "got {value}", value=describe_value(tokens))])
+    if tokens.dtype != torch.int64:
+        raise verdict(what, on, [_("expected tokens of dtype torch.int64, got {dtype}",
+                                   dtype=tokens.dtype)])
+    try:
+        accepted = operator.index(accepted)
+    except TypeError:
+        raise verdict(what, on, [_("expected num_accepted as a Python int, got {value}",
+                                   value=describe_value(accepted))]) from None
+    return tuple(tokens.tolist()), accepted
+
+
+def consistency_problem(outcome: Outcome, case: Case) -> str | None:
+    """What is wrong with an outcome whatever the randomness, or None."""
+    tokens, accepted = outcome
+    if not 0 <= accepted <= case.gamma:
+        return _("num_accepted = {a}, outside 0..gamma = 0..{gamma}", a=accepted,
+                 gamma=case.gamma)
+    if len(tokens) != accepted + 1:
+        return _("{count} tokens with num_accepted = {a}: a step returns the accepted draft "
+                 "tokens and then exactly one token of the target's (num_accepted + 1 in all; "
+                 "new tokens only, not the prefix)", count=len(tokens), a=accepted)
+    if any(not 0 <= t < case.vocab for t in tokens):
+        return _("tokens {tokens}: a token outside the vocabulary 0..{last}",
+                 tokens=list(tokens), last=case.vocab - 1)
+    return None
+
+
+# ------------------------------------------------------------------- the distributions
+
+
+def counts_against(observed: Counter, exact: Distribution) -> tuple[Tensor, Tensor, list]:
+    keys = sorted(set(observed) | set(exact))
+    counts = torch.tensor([[observed.get(k, 0) for k in keys]])
+    probs = torch.tensor([[exact.get(k, 0.0) for k in keys]], dtype=torch.float64)
+    return counts, probs, keys
+
+
+def fits(observed: Counter, exact: Distribution) -> bool:
+    counts, probs, _keys = counts_against(observed, exact)
+    return goodness_of_fit(counts, probs).passes
+
+
+def describe_outcome(outcome: Outcome) -> str:
+    tokens, accepted = outcome
+    return _("tokens {tokens} with num_accepted = {a}", tokens=list(tokens), a=accepted)
+
+
+def shares(observed: Counter, exact: Distribution, key: Callable[[Outcome], Any]
+           ) -> tuple[str, str]:
+    """Two aligned lines of frequencies grouped by ``key``: expected, then the learner's."""
+    total = sum(observed.values())
+    groups = sorted({key(o) for o in exact} | {key(o) for o in observed})
+    expected = {g: sum(w for o, w in exact.items() if key(o) == g) for g in groups}
+    got = {g: sum(c for o, c in observed.items() if key(o) == g) / total for g in groups}
+    return ("  ".join(f"{g}: {expected[g]:.3f}" for g in groups),
+            "  ".join(f"{g}: {got[g]:.3f}" for g in groups))
+
+
+def distribution_lines(observed: Counter, exact: Distribution) -> list[str]:
+    counts, probs, keys = counts_against(observed, exact)
+    fit = goodness_of_fit(counts, probs)
+    if fit.impossible:
+        _row, index, count = fit.impossible[0]
+        return [_("{outcome} came {count} time(s), but no step of the algorithm can return it "
+                  "(its probability is 0)", outcome=describe_outcome(keys[index]), count=count)]
+    lines = [_("chi-square {statistic} > {threshold} ({df} degrees of freedom: a correct step "
+               "exceeds it with probability {alpha:.0e}; this grader runs {tests} such tests)",
+               statistic=f"{fit.statistic:.1f}", threshold=f"{fit.threshold:.1f}", df=fit.df,
+               alpha=FALSE_FAILURE, tests=CHI_SQUARE_TESTS)]
+    expected, got = shares(observed, exact, lambda o: o[1])
+    lines += [_("num_accepted, expected:   {shares}", shares=expected),
+              _("num_accepted, your steps: {shares}", shares=got)]
+    expected, got = shares(observed, exact, lambda o: o[0][-1] if o[0] else None)
+    lines += [_("last token, expected:     {shares}", shares=expected),
+              _("last token, your steps:   {shares}", shares=got)]
+    return lines
+
+
+def check_distribution(impl: Implementation, case: Case, steps: int, seed: int,
+                       check: str) -> None:
+    """``steps`` steps from one generator; their outcomes against the exact distribution,
+    the mistakes' distributions naming a failure."""
+    on = case.describe() + _(" ({n} steps from one generator)", n=steps)
+    results, _calls = run_steps(impl, case, steps, what=check, on=on, gen=generator(seed))
+    observed = Counter(outcome_of(r, case, check, on) for r in results)
+    exact = step_distribution(case.target, case.draft, case.prefix, case.gamma)
+    if fits(observed, exact):
+        return
+    slug = identify(observed, exact, suspects(case), 0.0, 0.0)
+    if slug is None:  # a problem stated without statistics, when there is one
+        for outcome in observed:
+            problem = consistency_problem(outcome, case)
+            if problem:
+                raise verdict(check, on, [problem])
+    raise verdict(check, on, distribution_lines(observed, exact), slug)
+
+
+def suspects(case: Case) -> list[Suspect]:
+    """Each mistake's switch, matching draws that fit its exact distribution (for a few
+    draws: that gives each of them a positive probability)."""
+    def fitting(switch: str) -> Callable[[Any], bool]:
+        return lambda got: fits(got, step_distribution(case.target, case.draft, case.prefix,
+                                                       case.gamma, switch))
+    return [Suspect(slug, matches=fitting(switch)) for switch, slug in MISTAKE_OF.items()]
+
+
+# ------------------------------------------------------------------------- the checks
+
+
+@title(N_("the step's output"))
 @pytest.mark.core
-@title(N_("speculative against its reference"))
-def test_speculative(impl: Implementation) -> None:
-    torch.manual_seed(0)
-    x = torch.randn(2, 3, dtype=torch.float64)
-    on = describe_inputs(x=x)
-    got = impl.call(impl.attr("speculative"), x.clone(), what="speculative", on=on)
-    expect_close(got, reference(x), _("{function} against its reference", function="speculative"),
-                 on, suspects(x))
+def test_step_output(impl):
+    """A pair (tokens, num_accepted): tokens a 1-D int64 tensor of num_accepted + 1 tokens
+    of the vocabulary, 0 <= num_accepted <= gamma, for gamma = 1, 2, 3, in float64 and
+    float32."""
+    check = _("speculative_step's output")
+    cases = (main_case(), small_case(), Case(*toy_pair(4, 5), (0,), 1))
+    for seed, case in enumerate(cases):
+        on = case.describe()
+        results, _calls = run_steps(impl, case, 8, what=check, on=on, gen=generator(seed))
+        expect_consistent([outcome_of(r, case, check, on) for r in results], case, check, on)
+
+
+def expect_consistent(outcomes: list[Outcome], case: Case, check: str, on: str) -> None:
+    """Fail on the first outcome no randomness explains, named by the mistake whose
+    distribution gives every one of these outcomes a positive probability."""
+    for outcome in outcomes:
+        problem = consistency_problem(outcome, case)
+        if problem:
+            observed = Counter(outcomes)
+            exact = step_distribution(case.target, case.draft, case.prefix, case.gamma)
+            raise verdict(check, on, [problem], identify(observed, exact, suspects(case), 0, 0))
+
+
+def call_problem(log: list[tuple[str, tuple[int, ...]]], outcome: Outcome,
+                 case: Case) -> tuple[str, str | None] | None:
+    """What breaks the call rule in one step's calls, with the mistake it shows, or None."""
+    n, gamma = len(case.prefix), case.gamma
+    names = [name for name, _t in log]
+    lengths = [len(t) for _name, t in log]
+    drafts = [t for name, t in log if name == "draft_fn"]
+    targets = [t for name, t in log if name == "target_fn"]
+    pattern = ", ".join(f"{name}({length})" for name, length in zip(names, lengths))
+    if len(targets) > 1:
+        return (_("target_fn was called {count} times in one step ({pattern}): once, on "
+                  "prefix + all gamma draft tokens, gives every row needed, the bonus "
+                  "token's included", count=len(targets), pattern=pattern),
+                "target-called-per-token")
+    expected = [("draft_fn", n + i) for i in range(gamma)] + [("target_fn", n + gamma)]
+    if list(zip(names, lengths)) != expected and len(targets) == 1 \
+            and n + gamma in [len(t) for t in drafts]:
+        return (_("the calls were {pattern}: draft_fn saw the last draft token, so a draft "
+                  "row was read after appending its token; d_i was drawn from the last row of "
+                  "draft_fn(prefix + d_0 ... d_(i-1)), and that row judges it", pattern=pattern),
+                "position-off-by-one")
+    if list(zip(names, lengths)) != expected:
+        wanted = ", ".join(f"{name}({length})" for name, length in expected)
+        return _("the calls were {pattern}; expected {wanted} (the name of each function "
+                 "with the length of the tokens it got, in call order)", pattern=pattern,
+                 wanted=wanted), None
+    if any(t[:n] != case.prefix for _name, t in log):
+        return _("a model function got tokens that do not start with the prefix {prefix}",
+                 prefix=list(case.prefix)), None
+    for i in range(1, gamma):
+        if drafts[i][:-1] != drafts[i - 1]:
+            return _("draft_fn's call {i} got {got}: it should extend the previous call's "
+                     "tokens {before} by one draft token", i=i + 1, got=list(drafts[i]),
+                     before=list(drafts[i - 1])), None
+    if targets[0][:-1] != drafts[-1]:
+        return _("target_fn got {got}: expected the last draft call's tokens {before} and the "
+                 "last draft token", got=list(targets[0]), before=list(drafts[-1])), None
+    tokens, accepted = outcome
+    if tuple(tokens[:accepted]) != targets[0][n:n + accepted]:
+        return _("the first {a} tokens returned, {tokens}, are not the draft tokens the target "
+                 "verified, {drafted}: accepted tokens are the draft's, in order",
+                 a=accepted, tokens=list(tokens[:accepted]),
+                 drafted=list(targets[0][n:n + accepted])), None
+    return None
+
+
+@title(N_("the call rule"))
+@pytest.mark.core
+def test_call_rule(impl):
+    """Per step, draft_fn exactly gamma times with lengths n, n+1, ..., n+gamma-1, then
+    target_fn exactly once with length n + gamma, each call extending the last; the accepted
+    tokens are the drafted ones. Also when the draft is always rejected (the target is
+    called anyway: nothing can know before) and for gamma = 1."""
+    check = _("the calls to draft_fn and target_fn")
+    for seed, case in enumerate((main_case(), disjoint_case(), Case(*toy_pair(4, 5), (0,), 1))):
+        on = case.describe()
+        results, calls = run_steps(impl, case, 6, what=check, on=on, gen=generator(20 + seed),
+                                   record=True)
+        for result, log in zip(results, calls):
+            problem = call_problem(log, outcome_of(result, case, check, on), case)
+            if problem:
+                raise verdict(check, on, [problem[0]], problem[1])
+
+
+@title(N_("the output distribution"))
+@pytest.mark.core
+def test_output_distribution(impl):
+    """Over STEPS steps on one prefix (V = 4, gamma = 3, float64), the outcomes (tokens,
+    num_accepted) follow the exact distribution the algorithm defines."""
+    check_distribution(impl, main_case(), STEPS, seed=30,
+                       check=_("the distribution of speculative_step's outcomes"))
+
+
+def expect_greedy(impl: Implementation, case: Case, check: str) -> None:
+    on = case.describe() + _(" (greedy=True)")
+    gen = generator(40)
+    state = gen.get_state()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(41)
+        global_state = torch.get_rng_state()
+        results, _calls = run_steps(impl, case, 1, what=check, on=on, gen=gen, greedy=True)
+        global_moved = not torch.equal(torch.get_rng_state(), global_state)
+    got = outcome_of(results[0], case, check, on)
+    expected = greedy_step(case.target, case.draft, case.prefix, case.gamma)
+    if got != expected:
+        slugs = {slug for switch, slug in GREEDY_MISTAKE_OF.items()
+                 if got == greedy_step(case.target, case.draft, case.prefix, case.gamma, switch)}
+        slug = slugs.pop() if len(slugs) == 1 else None
+        if slug == "greedy-not-target-greedy" and got == (expected[0][:-1], case.gamma) \
+                and bonus_missing(impl, check):
+            slug = "bonus-token-missing"  # in sampling mode too: not greedy mode's own mistake
+        alone = greedy_decoding(case.target, case.prefix, len(expected[0]))
+        raise verdict(check, on, [
+            _("expected {outcome}", outcome=describe_outcome(expected)),
+            _("got      {outcome}", outcome=describe_outcome(got)),
+            _("the target decoding greedily alone gives {tokens}", tokens=list(alone))], slug)
+    if global_moved or not torch.equal(gen.get_state(), state):
+        raise verdict(check, on, [_("greedy mode drew random numbers (the global RNG or the "
+                                    "generator moved): it has no randomness at all")])
+
+
+def bonus_missing(impl: Implementation, check: str) -> bool:
+    """Whether sampling mode also returns gamma tokens when all gamma are accepted."""
+    case = equal_case()
+    results, _calls = run_steps(impl, case, 1, what=check, on=case.describe(), gen=generator(43))
+    tokens, accepted = outcome_of(results[0], case, check, case.describe())
+    return (len(tokens), accepted) == (case.gamma, case.gamma)
+
+
+@title(N_("greedy mode"))
+@pytest.mark.core
+def test_greedy_mode(impl):
+    """greedy=True: the tokens are the target's own greedy decoding of num_accepted + 1
+    tokens, whatever the draft (agreeing, disagreeing, disjoint, equal to the target); no
+    random number drawn. On one-hot distributions the sampling rule gives the same."""
+    check = _("speculative_step in greedy mode")
+    target, draft = toy_pair(4, 0)
+    for case in (Case(target, draft, (1, 2), 3), Case(target, draft, (3,), 2),
+                 disjoint_case(), Case(target, target, (0, 3), 3), one_hot_case()):
+        expect_greedy(impl, case, check)
+    case = one_hot_case()
+    on = case.describe() + _(" (sampling, one-hot distributions)")
+    check = _("speculative_step on one-hot distributions")
+    results, _calls = run_steps(impl, case, 3, what=check, on=on, gen=generator(42))
+    expected = greedy_step(case.target, case.draft, case.prefix, case.gamma)
+    for result in results:
+        got = outcome_of(result, case, check, on)
+        if got != expected:
+            raise verdict(check, on, [
+                _("expected {outcome} (every distribution is one-hot: no randomness is left)",
+                  outcome=describe_outcome(expected)),
+                _("got      {outcome}", outcome=describe_outcome(got))])
+
+
+def sampling_ignores_generator(what: str, on: str, detail: str) -> GradingFailure:
+    return verdict(what, on, [detail], "sampling-ignores-generator")
+
+
+@title(N_("reproducible from its generator"))
+@pytest.mark.core
+def test_generator_reproducibility(impl):
+    """The same generator state gives the same steps whatever the global RNG's state; the
+    global RNG is untouched and the generator advances; generator=None uses the global RNG
+    (torch.manual_seed reproduces the steps)."""
+    case = main_case()
+    what = "speculative_step(..., generator=g)"
+    on = case.describe() + _(" (20 steps)")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)
+        global_state = torch.get_rng_state()
+        g = generator(50)
+        g_state = g.get_state()
+        first, _calls = run_steps(impl, case, 20, what=what, on=on, gen=g)
+        first = [outcome_of(r, case, what, on) for r in first]
+        global_moved = not torch.equal(torch.get_rng_state(), global_state)
+        advanced = not torch.equal(g.get_state(), g_state)
+        torch.manual_seed(2)
+        again, _calls = run_steps(impl, case, 20, what=what, on=on, gen=generator(50))
+        if first != [outcome_of(r, case, what, on) for r in again]:
+            raise sampling_ignores_generator(what, on, _(
+                "two generators in the same state gave different steps once the global RNG "
+                "was seeded differently (torch.manual_seed(1), then 2): the draws come from "
+                "the global RNG"))
+        if global_moved:
+            raise sampling_ignores_generator(what, on, _(
+                "the global RNG's state changed during the steps although a generator was "
+                "given: every random number must come from the generator"))
+        if not advanced:
+            raise sampling_ignores_generator(what, on, _(
+                "the generator's state did not change: the draws did not use it"))
+        what = "speculative_step(..., generator=None)"
+        runs = []
+        for seed in (3, 3, 4):
+            torch.manual_seed(seed)
+            got, _calls = run_steps(impl, case, 20, what=what, on=on)
+            runs.append([outcome_of(r, case, what, on) for r in got])
+    if runs[0] != runs[1]:
+        raise verdict(what, on, [_("torch.manual_seed(3) twice gave different steps: with "
+                                   "generator=None, take the randomness from the global RNG")])
+    if runs[0] == runs[2]:
+        raise verdict(what, on, [_("torch.manual_seed(3) and torch.manual_seed(4) gave the same "
+                                   "20 steps: with generator=None the draws must come from the "
+                                   "global RNG")])
+
+
+@title(N_("the prefix untouched"))
+@pytest.mark.core
+def test_prefix_untouched(impl):
+    """A prefix that is a view of a larger buffer: no bit of the buffer changes, in sampling
+    and in greedy mode."""
+    case = main_case()
+    step = impl.attr("speculative_step")
+    check = _("the caller's prefix")
+    for greedy in (False, True):
+        buffer = torch.tensor([9, *case.prefix, 7], dtype=torch.int64)
+        before = buffer.clone()
+        prefix = buffer[1:-1]
+        on = case.describe() + _(" (the prefix a view of {buffer})", buffer=before.tolist())
+        # through a closure: the prefix is not the guard's to report, but this check's to name
+        impl.call(lambda: step(*model_fns(case), prefix, case.gamma, generator=generator(60),
+                               greedy=greedy), what=check, on=on)
+        if not torch.equal(buffer, before):
+            raise verdict(check, on, [_("the buffer behind the prefix was {before}, it is now "
+                                        "{after}: build new tensors (torch.cat), never write "
+                                        "into the caller's prefix", before=before.tolist(),
+                                        after=buffer.tolist())], "input-modified-in-place")
+
+
+# ------------------------------------------------------------------------- follow-ups
+
+
+@title(N_("float32 probabilities"))
+@pytest.mark.followup
+def test_distribution_float32(impl):
+    """The distribution check again with float32 probabilities, V = 3, gamma = 2 and a
+    prefix of one token."""
+    check_distribution(impl, small_case(), 600, seed=70,
+                       check=_("the distribution of speculative_step's outcomes"))
+
+
+@title(N_("repeated steps sample the target"))
+@pytest.mark.followup
+def test_generation_is_the_targets(impl):
+    """Steps repeated, each on the prefix grown by the last step's tokens: the first 3
+    generated tokens follow the target's own distribution (the product of its
+    probabilities), which is the point of the algorithm."""
+    target, draft = toy_pair(3, 2)
+    case = Case(target, draft, (1,), 2)
+    length, generations = 3, 300
+    check = _("the first {n} tokens of generations by repeated steps", n=length)
+    on = case.describe() + _(" ({n} generations)", n=generations)
+    step = impl.attr("speculative_step")
+    gen = generator(80)
+
+    def generate() -> list[tuple[int, ...]] | GradingFailure | tuple[Case, Outcome]:
+        out = []
+        for _g in range(generations):
+            tokens: tuple[int, ...] = ()
+            while len(tokens) < length:
+                prefix = torch.tensor(case.prefix + tokens, dtype=torch.int64)
+                result = step(*model_fns(case), prefix, case.gamma, generator=gen)
+                try:
+                    outcome = outcome_of(result, case, check, on)
+                except GradingFailure as failure:
+                    return failure
+                problem = consistency_problem(outcome, case)
+                if problem:
+                    return Case(case.target, case.draft, case.prefix + tokens, case.gamma), outcome
+                tokens += outcome[0]
+            out.append(tokens[:length])
+        return out
+
+    generated = impl.call(generate, what=check, on=on)
+    if isinstance(generated, GradingFailure):
+        raise generated
+    if isinstance(generated, tuple):  # a step that returned an impossible outcome
+        at, outcome = generated
+        expect_consistent([outcome], at, check, at.describe())
+    observed = Counter((tokens, -1) for tokens in generated)
+    exact = generation_distribution(case.target, case.prefix, length)
+    if not fits(observed, exact):
+        raise verdict(check, on, distribution_lines(observed, exact)[:1] + [
+            _("the target's own probability of each sequence is the product of its "
+              "probabilities, token after token: a step must keep that distribution")])
+
+
+@title(N_("a draft equal to the target"))
+@pytest.mark.followup
+def test_draft_equal_to_target(impl):
+    """draft_fn = target_fn: every ratio is 1, so every step accepts all gamma tokens and
+    adds the bonus token: gamma + 1 tokens."""
+    case = equal_case()
+    check = _("speculative_step with the target as its draft")
+    on = case.describe()
+    results, _calls = run_steps(impl, case, 25, what=check, on=on, gen=generator(90))
+    for result in results:
+        tokens, accepted = outcome_of(result, case, check, on)
+        if (len(tokens), accepted) != (case.gamma + 1, case.gamma):
+            slug = "bonus-token-missing" if (len(tokens), accepted) == (case.gamma,
+                                                                          case.gamma) else None
+            raise verdict(check, on, [_(
+                "got {outcome}: with p = q every ratio p/q is 1, so all {gamma} draft tokens "
+                "are accepted and the target's row after the last one adds a bonus token "
+                "({total} in all)", outcome=describe_outcome((tokens, accepted)),
+                gamma=case.gamma, total=case.gamma + 1)], slug)
+
+
+@title(N_("a draft the target never agrees with"))
+@pytest.mark.followup
+def test_disjoint_draft(impl):
+    """The draft proposes only tokens of target probability 0: every step rejects the first
+    one (num_accepted = 0) and emits one token distributed as the target's p_0."""
+    check_distribution(impl, disjoint_case(), 300, seed=100,
+                       check=_("speculative_step with a draft disjoint from the target"))

@@ -3,6 +3,119 @@
 See tests/mutation.py for how they are stated and graded.
 """
 
-from tests.mutation import Mutant  # noqa: F401 (one Mutant per catalogued mistake)
+from tests.mutation import Mutant
 
-MUTANTS: list = []
+ACCEPT = "            keep = bool(u < p[token] / q[token])  # a ratio above 1 always keeps the token\n"
+RESIDUAL = "                residual = (p - q).clamp(min=0)\n"
+RETURN_AT_REJECTION = ("            return torch.tensor(accepted + [last], dtype=torch.int64), i\n"
+                       "        accepted.append(token)\n")
+
+MUTANTS = [
+    Mutant(
+        'ratio-inverted',
+        why='the draft token is kept with probability min(1, q/p), Chen et al.\'s letters read '
+            'as Leviathan et al.\'s.',
+        edits=[(ACCEPT, "            keep = bool(u < q[token] / p[token])\n")],
+    ),
+    Mutant(
+        'ratio-not-clipped',
+        why='torch.bernoulli gets p/q itself, above 1 whenever the target likes the token more.',
+        edits=[("            u = torch.rand((), dtype=torch.float64, generator=generator)\n" + ACCEPT,
+                "            keep = bool(torch.bernoulli(p[token] / q[token], generator=generator))\n")],
+    ),
+    Mutant(
+        'residual-from-target',
+        why='the token after a rejection is drawn from the target\'s row p.',
+        edits=[(RESIDUAL, "                residual = p.clone()\n")],
+    ),
+    Mutant(
+        'residual-not-normalised',
+        base='inverse_cdf_bernoulli',
+        why='the clamped difference goes to an inverse-CDF draw that assumes a total of 1.',
+        edits=[("    u = torch.rand((), dtype=torch.float64, generator=generator) * cdf[-1]\n",
+                "    u = torch.rand((), dtype=torch.float64, generator=generator)\n"),
+               ("        fix = draw(residual / residual.sum(), generator)\n",
+                "        fix = draw(residual, generator)\n")],
+    ),
+    Mutant(
+        'residual-not-clamped',
+        why='the residual keeps the negative entries of p - q; torch.multinomial refuses it.',
+        edits=[(RESIDUAL, "                residual = p - q\n")],
+    ),
+    Mutant(
+        'bonus-token-missing',
+        why='when every draft token is accepted, nothing is added.',
+        edits=[("    return torch.tensor(accepted + [bonus], dtype=torch.int64), gamma\n",
+                "    return torch.tensor(accepted, dtype=torch.int64), gamma\n")],
+    ),
+    Mutant(
+        'bonus-from-wrong-position',
+        why='the bonus token comes from the row that judged the last draft token.',
+        edits=[("    bonus_row = target_rows[gamma]\n", "    bonus_row = target_rows[gamma - 1]\n")],
+    ),
+    Mutant(
+        'draft-not-sampled',
+        why='the draft proposes its argmax while the test divides by q as if it sampled.',
+        edits=[("        token = q.argmax() if greedy else torch.multinomial(q, 1, generator=generator)[0]\n",
+                "        token = q.argmax()\n")],
+    ),
+    Mutant(
+        'position-off-by-one',
+        why='the target\'s rows are read from P[n], so P[n + i] judges d_i.',
+        edits=[("    target_rows = target_fn(sequence)[n - 1:]", "    target_rows = target_fn(sequence)[n:]"),
+               ("    bonus_row = target_rows[gamma]\n", "    bonus_row = target_rows[-1]\n")],
+    ),
+    Mutant(
+        'position-off-by-one',
+        variant='draft_row_after_append',
+        why='the draft\'s row for d_i is read after appending it: the next position\'s row.',
+        edits=[("        draft_rows.append(q)\n        sequence = torch.cat([sequence, token.view(1)])\n",
+                "        sequence = torch.cat([sequence, token.view(1)])\n"
+                "        draft_rows.append(draft_fn(sequence)[-1])\n")],
+    ),
+    Mutant(
+        'no-stop-at-rejection',
+        why='a rejected token is replaced by the residual\'s and verification goes on; the '
+            'bonus comes only when all were kept.',
+        edits=[("    accepted: list[int] = []\n", "    accepted: list[int] = []\n    kept = 0\n"),
+               (RETURN_AT_REJECTION,
+                "            accepted.append(last)\n            continue\n"
+                "        accepted.append(token)\n        kept += 1\n"),
+               ("    bonus_row = target_rows[gamma]\n",
+                "    if kept < gamma:\n        return torch.tensor(accepted, dtype=torch.int64), kept\n"
+                "    bonus_row = target_rows[gamma]\n")],
+    ),
+    Mutant(
+        'shared-uniform',
+        why='one uniform number, drawn before the loop, serves every acceptance test.',
+        edits=[("            u = torch.rand((), dtype=torch.float64, generator=generator)\n", ""),
+               ("    accepted: list[int] = []\n",
+                "    accepted: list[int] = []\n"
+                "    u = None if greedy else torch.rand((), dtype=torch.float64, generator=generator)\n")],
+    ),
+    Mutant(
+        'target-called-per-token',
+        why='each draft token is verified by its own target call on the sequence up to it.',
+        edits=[("        p = target_rows[i]\n", "        p = target_fn(sequence[:n + i])[-1]\n")],
+    ),
+    Mutant(
+        'greedy-not-target-greedy',
+        why='greedy mode keeps the draft\'s token at the first mismatch.',
+        edits=[("            if greedy:\n                last = int(p.argmax())\n",
+                "            if greedy:\n                last = token\n")],
+    ),
+    Mutant(
+        'sampling-ignores-generator',
+        why='the acceptance tests draw from the global RNG.',
+        edits=[("            u = torch.rand((), dtype=torch.float64, generator=generator)\n",
+                "            u = torch.rand((), dtype=torch.float64)\n")],
+    ),
+    Mutant(
+        'input-modified-in-place',
+        why='the draft tokens are appended by resizing the caller\'s prefix and writing into it.',
+        edits=[("    sequence = prefix\n", "    sequence = prefix.resize_(n + gamma)\n"),
+               ("        q = draft_fn(sequence)[-1]", "        q = draft_fn(sequence[:n + len(drafted)])[-1]"),
+               ("        sequence = torch.cat([sequence, token.view(1)])\n",
+                "        sequence[n + len(drafted) - 1] = token\n")],
+    ),
+]
