@@ -41,6 +41,7 @@ class Target:
     name: str  # the function, or the method
     returns_int: bool = False  # kata 07: plain ints, not tensors
     returns_hypotheses: bool = False  # kata 17: a list of (tokens, score), Python values
+    returns_tokens: bool = False  # kata 21: (tokens int64, num_accepted int)
 
 
 TARGETS = {
@@ -64,6 +65,7 @@ TARGETS = {
     "18_sliding_window": Target(None, "sliding_window_attention"),
     "19_attention_backward": Target(None, "attention_forward"),
     "20_moe": Target("SparseMoeBlock", "forward"),
+    "21_speculative_decoding": Target(None, "speculative_step", returns_tokens=True),
     "23_mla": Target("MultiHeadLatentAttention", "forward"),
     "24_kv_quant": Target("QuantizedKVCache", "attention"),
     "22_paged_kv_cache": Target(None, "paged_attention"),
@@ -114,6 +116,16 @@ HYPOTHESES_BODIES = {
                     "_original(*args, **kwargs)]",
     "returns-nan": "return [(t, float('nan')) for t, s in _original(*args, **kwargs)]",
     "returns-inf": "return [(t, s - float('inf')) for t, s in _original(*args, **kwargs)]",
+}
+# Kata 21 returns (tokens, num_accepted): an int64 tensor and a Python int.
+TOKENS_BODIES = {
+    **TENSOR_BODIES,
+    "returns-list": "out = _original(*args, **kwargs)\nreturn (out[0].tolist(), out[1])",
+    "returns-numpy": "out = _original(*args, **kwargs)\nreturn (out[0].numpy(), out[1])",
+    "wrong-dtype": "out = _original(*args, **kwargs)\nreturn (out[0].to(torch.int32), out[1])",
+    "wrong-device": "out = _original(*args, **kwargs)\nreturn (out[0].to('meta'), out[1])",
+    "returns-nan": "out = _original(*args, **kwargs)\nreturn (out[0], float('nan'))",
+    "returns-inf": "out = _original(*args, **kwargs)\nreturn (out[0], float('inf'))",
 }
 # Whole-file sabotage: {source} is the reference solution, {name} its main public name.
 FILE_TEMPLATES = {
@@ -175,6 +187,8 @@ NOT_APPLICABLE = {
     ("17_beam_search", "modifies-input"): "its inputs are a function and ints",
     ("17_beam_search", "detaches-output"): "it returns Python values, not tensors",
     ("20_moe", "forbidden-builtin"): "the kata forbids nothing",
+    ("21_speculative_decoding", "forbidden-builtin"): "the kata forbids nothing",
+    ("21_speculative_decoding", "detaches-output"): "it returns token ids and an int",
     ("19_attention_backward", "detaches-output"): "the forward is never differentiated: "
                                                   "gradients come from the learner's backward",
     ("24_kv_quant", "forbidden-builtin"): "the kata forbids nothing",
@@ -225,7 +239,8 @@ def hostile_source(kata: Kata, case: str) -> str:
         return FILE_TEMPLATES[case].format(source=source, name=kata.public_names[0])
     target = TARGETS[kata.name]
     bodies = (INT_BODIES if target.returns_int
-              else HYPOTHESES_BODIES if target.returns_hypotheses else TENSOR_BODIES)
+              else HYPOTHESES_BODIES if target.returns_hypotheses
+              else TOKENS_BODIES if target.returns_tokens else TENSOR_BODIES)
     forbidden = next((f for f in kata.forbidden if not f.startswith("torch.nn.functional")), "")
     body = bodies[case].format(forbidden=forbidden)
     original = f"{target.owner}.{target.name}" if target.owner else target.name

@@ -221,6 +221,9 @@ def outcome_of(result: Any, case: Case, what: str, on: str) -> Outcome:
     if not isinstance(tokens, Tensor) or tokens.dim() != 1:
         raise verdict(what, on, [_("expected tokens as a 1-D int64 tensor (num_accepted + 1,), "
                                    "got {value}", value=describe_value(tokens))])
+    if tokens.device.type != "cpu":
+        raise verdict(what, on, [_("expected tokens on the CPU (the prefix's device), got "
+                                   "device {device}", device=tokens.device)])
     if tokens.dtype != torch.int64:
         raise verdict(what, on, [_("expected tokens of dtype torch.int64, got {dtype}",
                                    dtype=tokens.dtype)])
