@@ -35,6 +35,7 @@ MISTAKE_OF: dict[str, str] = {
     "position-off-by-one:draft": "position-off-by-one",
     "no-stop-at-rejection": "no-stop-at-rejection",
     "no-stop-at-rejection:count": "no-stop-at-rejection",
+    "no-stop-at-rejection:skip": "no-stop-at-rejection",
     "shared-uniform:tests": "shared-uniform",
     "shared-uniform:resample": "shared-uniform",
     "shared-uniform:all": "shared-uniform",
@@ -199,6 +200,20 @@ def _chain(ps: list[list[float]], qs: list[list[float]], drafted: list[int], gam
                 for y, w in _resample(ps[a], qs[a], None):
                     yield (tuple(drafted[:a]) + (y,), a), weight * w
         return
+    if mistake == "no-stop-at-rejection:skip":  # every passing token kept, the first
+        for pattern in range(2 ** gamma):         # rejection's residual token last
+            kept = [(pattern >> i) & 1 == 1 for i in range(gamma)]
+            weight = math.prod(r if k else 1 - r for r, k in zip(ratios, kept))
+            if weight == 0:
+                continue
+            if all(kept):
+                yield from bonus(weight)
+                continue
+            first = kept.index(False)
+            passing = tuple(d for d, k in zip(drafted, kept) if k)
+            for y, w in _resample(ps[first], qs[first], None):
+                yield (passing + (y,), len(passing)), weight * w
+        return
     if mistake and mistake.startswith("shared-uniform"):
         yield from _shared_uniform(ps, qs, drafted, ratios, gamma, mistake, bonus)
         return
@@ -312,6 +327,8 @@ GREEDY_MISTAKE_OF: dict[str, str] = {
     "no-correction": "greedy-not-target-greedy",  # nothing after the accepted tokens
     "bonus-from-wrong-position": "bonus-from-wrong-position",  # bonus = argmax p_(gamma-1)
     "position-off-by-one": "position-off-by-one",  # d_i judged by p_(i+1)
+    "no-stop:count": "no-stop-at-rejection",  # num_accepted = how many tokens matched
+    "no-stop:skip": "no-stop-at-rejection",  # every matching token kept
 }
 
 
@@ -330,6 +347,15 @@ def greedy_step(target: ToyModel, draft: ToyModel, prefix: tuple[int, ...],
         return max(range(len(p)), key=p.__getitem__)
 
     judge = (lambda i: best(min(i + 1, gamma))) if mistake == "position-off-by-one" else best
+    if mistake in ("no-stop:count", "no-stop:skip"):
+        matched = [token == best(i) for i, token in enumerate(drafted)]
+        if all(matched):
+            return tuple(drafted) + (best(gamma),), gamma
+        if mistake == "no-stop:count":
+            a = sum(matched)
+            return tuple(drafted[:a]) + (best(a),), a
+        passing = tuple(t for t, m in zip(drafted, matched) if m)
+        return passing + (best(matched.index(False)),), len(passing)
     for i, token in enumerate(drafted):
         if token != judge(i):
             if mistake == "keeps-draft":

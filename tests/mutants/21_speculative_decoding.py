@@ -118,4 +118,27 @@ MUTANTS = [
                ("        sequence = torch.cat([sequence, token.view(1)])\n",
                 "        sequence[n + len(drafted) - 1] = token\n")],
     ),
+    Mutant(
+        'no-stop-at-rejection',
+        variant='passed_tests_counted',
+        base='gumbel_vectorised',
+        why='num_accepted counts every passed test, not the run before the first rejection.',
+        edits=[("    accepted = int(ok.long().cumprod(0).sum())\n",
+                "    accepted = int(ok.long().sum())\n")],
+    ),
+    Mutant(
+        'shared-uniform',
+        variant='one_uniform_expanded',
+        base='gumbel_vectorised',
+        why='the vectorised tests compare every ratio with one uniform number.',
+        edits=[("        u = torch.rand(gamma, dtype=torch.float64, generator=generator)\n",
+                "        u = torch.rand((), dtype=torch.float64, generator=generator).expand(gamma)\n")],
+    ),
+    Mutant(
+        'ratio-inverted',
+        variant='vectorised',
+        base='gumbel_vectorised',
+        why='the vectorised test divides the draft\'s probabilities by the target\'s.',
+        edits=[("        ok = u <= p_d / q_d\n", "        ok = u <= q_d / p_d\n")],
+    ),
 ]
