@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.core.registry import KATAS, REPO_ROOT
+from graders.core.registry import KATA_MODULES, KATAS, REPO_ROOT
 from graders.frontends.cli import parser as cli_parser
 from graders.tools import scaffold
 
@@ -32,6 +32,11 @@ def test_the_registry_line_and_a_new_track():
     assert '    "newtrack": "A new track",\n}' in added
     with pytest.raises(scaffold.ScaffoldError):
         scaffold.add_to_registry(added, kata)
+    # a number in a gap goes in its place: the registry stays in the katas' order
+    gap = scaffold.NewKata("145", "between", "between.py", "In a gap", KATAS[-1].track)
+    lines = scaffold.add_to_registry(added.replace(f"# {DEMO.id}\n", "# 150\n"), gap)
+    assert lines.index('"between",') < lines.index('"demo",')
+    assert lines.index(f'"{KATA_MODULES[-1]}",') < lines.index('"between",')
 
 
 # The next free number: the demo kata comes after every real one, in the last track.

@@ -47,10 +47,10 @@ KATA_MODULES = (
     "sliding_window",       # 18
     "attention_backward",   # 19
     "moe",                  # 20
+    "speculative",          # 21
     "paged_kv_cache",       # 22
     "mla",                  # 23
     "kv_quant",             # 24
-    "speculative",          # 21
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(

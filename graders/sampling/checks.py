@@ -14,7 +14,7 @@ each row's draws per token and applies two tests:
 
 - a token the filters remove (probability exactly 0) must never be drawn;
 - Pearson's chi-square over the tokens, against the exact distribution computed in float64
-  (graders/sampling/statistics.py). Bins: a token whose expected count is below 25
+  (graders/core/statistics.py). Bins: a token whose expected count is below 25
   (MIN_EXPECTED) is pooled with the other such tokens of its row; a pool still below it
   joins the row's smallest bin. The rows' statistics and degrees of freedom add up (the
   rows are drawn independently). The check fails when the statistic exceeds the
@@ -51,7 +51,7 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import generator, randn
 from graders.core.mistakes import Suspect, identify
 from graders.core.report import GradingFailure, describe_inputs, describe_value, title, verdict
-from graders.sampling.statistics import FALSE_FAILURE, Fit, goodness_of_fit
+from graders.core.statistics import FALSE_FAILURE, Fit, goodness_of_fit
 from graders.sampling.twin import (
     NEG_INF,
     sampling_probs,

@@ -6,7 +6,7 @@ functions are toy models over V <= 4 tokens whose distributions depend on the wh
 context (graders/speculative/twin.py), so the exact distribution of one step's outcome
 ``(tokens, num_accepted)`` is computed by enumerating every draft sequence and every
 acceptance outcome. A distribution check runs the learner's step many times on one
-prefix, counts the outcomes and applies kata 16's tests (graders/sampling/statistics.py):
+prefix, counts the outcomes and applies kata 16's tests (graders/core/statistics.py):
 
 - an outcome of probability 0 (a token no rule can emit there, a length that does not
   match num_accepted) fails at once;
@@ -44,7 +44,7 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import generator
 from graders.core.mistakes import Suspect, identify
 from graders.core.report import GradingFailure, describe_value, title, verdict
-from graders.sampling.statistics import FALSE_FAILURE, goodness_of_fit
+from graders.core.statistics import FALSE_FAILURE, goodness_of_fit
 from graders.speculative.twin import (
     GREEDY_MISTAKE_OF,
     MISTAKE_OF,

@@ -309,7 +309,8 @@ REGISTRY = "graders/core/registry.py"
 
 
 def add_to_registry(text: str, kata: NewKata, track_title: str | None = None) -> str:
-    """registry.py's text with ``kata``'s line at the end of KATA_MODULES, and its track in
+    """registry.py's text with ``kata``'s line in KATA_MODULES, in the order of the katas'
+    numbers (a kata numbered into a gap goes before the first higher one), and its track in
     TRACKS when it is new."""
     modules = re.search(r"^KATA_MODULES = \(\n(.*?)^\)", text, re.M | re.S)
     if modules is None:
@@ -317,7 +318,12 @@ def add_to_registry(text: str, kata: NewKata, track_title: str | None = None) ->
     if re.search(rf'^\s*"{re.escape(kata.module)}",', modules.group(1), re.M):
         raise ScaffoldError(f"{REGISTRY} already lists {kata.module}")
     line = f'    "{kata.module}",'.ljust(28) + f"# {kata.id}\n"
-    text = text[:modules.end(1)] + line + text[modules.end(1):]
+    at = modules.end(1)
+    for listed in re.finditer(r"^.*# (\d+)\n", modules.group(1), re.M):
+        if int(listed.group(1)) > int(kata.id):
+            at = modules.start(1) + listed.start()
+            break
+    text = text[:at] + line + text[at:]
     tracks = re.search(r"^TRACKS = \{\n(.*?)^\}", text, re.M | re.S)
     if tracks is None:
         raise ScaffoldError(f"{REGISTRY}: no TRACKS")

@@ -1,6 +1,6 @@
-"""Pearson's chi-square test of sampled tokens against their exact distribution, with
-``math`` alone (no scipy): why these numbers is said in graders/sampling/checks.py's
-docstring."""
+"""Pearson's chi-square test of draws against their exact distribution, with ``math``
+alone (no scipy), for the graders that check a distribution (katas 16 and 21): why these
+numbers is said in graders/sampling/checks.py's docstring."""
 
 from __future__ import annotations
 
