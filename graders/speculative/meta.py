@@ -48,7 +48,8 @@ KATA = Kata(
         "residual max(0, p_i - q_i), normalised; if all gamma are kept, draw a bonus token "
         "from p_gamma, the row after the last draft token. Every random number from the "
         "generator; greedy mode replaces each draw by an argmax and each test by equality.",
-        "P = target_fn(sequence)   # (n + gamma, V); p_i = P[n - 1 + i], the bonus row is P[n - 1 + gamma]",
+        "P = target_fn(sequence)   # (n + gamma, V): one call on prefix + every draft token\n"
+        "p = P[n - 1 + i]          # the row that judges d_i; P[n - 1 + gamma] gives the bonus",
     ),
 )
 
