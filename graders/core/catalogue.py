@@ -212,9 +212,9 @@ SHARED = (
             "generator=g), torch.rand(..., generator=g)); no *_like random helpers, which "
             "take no generator."),
     Mistake("input-modified-in-place",
-            "An input was modified in place (logits /= T, masked_fill_, an in-place sort, a "
-            "token written into the prefix): the caller may still need it, e.g. for the next "
-            "step or a second sample.",
+            "An input was modified in place: the logits (logits /= T, masked_fill_, an "
+            "in-place sort) or the prefix (a token written into it, a resize). The caller may "
+            "still need it, e.g. for the next step or a second sample.",
             "Build new tensors: logits / T, logits.masked_fill(remove, float('-inf')), "
             "torch.cat([prefix, token])."),
     # --- the key/value cache (11, 23) ---
