@@ -50,6 +50,7 @@ from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.inputs import generator, randn
 from graders.core.mistakes import Suspect, identify
+from graders.core.randomness import expect_generator_rules
 from graders.core.report import GradingFailure, describe_inputs, describe_value, title, verdict
 from graders.core.statistics import FALSE_FAILURE, Fit, goodness_of_fit
 from graders.sampling.twin import (
@@ -371,10 +372,6 @@ def test_sample_top_k_then_top_p(impl):
                                         top_k=5), 0.6, top_k=5, top_p=0.7, seed=141)
 
 
-def sampling_ignores_generator(what: str, on: str, detail: str) -> GradingFailure:
-    return verdict(what, on, [detail], "sampling-ignores-generator")
-
-
 @title(N_("sample reproducible from its generator"))
 @pytest.mark.core
 def test_sample_generator(impl):
@@ -385,46 +382,14 @@ def test_sample_generator(impl):
     logits = distinct.repeat_interleave(64, dim=0)
     settings = dict(temperature=0.9, top_k=5, top_p=0.95)
     on = sample_on(logits, **settings)
-    what = "sample(..., generator=g)"
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(1)
-        global_state = torch.get_rng_state()
-        g = generator(151)
-        g_state = g.get_state()
-        first = call_on_logits(impl, "sample", logits, generator=g, on=on, **settings)
-        first = expect_draws(first, (logits.size(0),), 6, logits.device, what, on)
-        global_moved = not torch.equal(torch.get_rng_state(), global_state)
-        advanced = not torch.equal(g.get_state(), g_state)
-        torch.manual_seed(2)
-        again = call_on_logits(impl, "sample", logits, generator=generator(151), on=on, **settings)
-        again = expect_draws(again, (logits.size(0),), 6, logits.device, what, on)
-        if not torch.equal(first, again):
-            raise sampling_ignores_generator(what, on, _(
-                "two generators in the same state gave different draws once the global RNG "
-                "was seeded differently (torch.manual_seed(1), then 2): the draws come from "
-                "the global RNG"))
-        if global_moved:
-            raise sampling_ignores_generator(what, on, _(
-                "the global RNG's state changed during the call although a generator was "
-                "given: every random number must come from the generator"))
-        if not advanced:
-            raise sampling_ignores_generator(what, on, _(
-                "the generator's state did not change: the draws did not use it"))
 
-        what = "sample(..., generator=None)"
-        draws = []
-        for seed in (3, 3, 4):
-            torch.manual_seed(seed)
-            got = call_on_logits(impl, "sample", logits, on=on, **settings)
-            draws.append(expect_draws(got, (logits.size(0),), 6, logits.device, what, on))
-        if not torch.equal(draws[0], draws[1]):
-            raise verdict(what, on, [_("torch.manual_seed(3) twice gave different draws: with "
-                                       "generator=None, take the randomness from the global "
-                                       "RNG (pass generator=None on)")])
-        if torch.equal(draws[0], draws[2]):
-            raise verdict(what, on, [_("torch.manual_seed(3) and torch.manual_seed(4) gave the "
-                                       "same {n} draws: with generator=None the draws must come "
-                                       "from the global RNG", n=logits.size(0))])
+    def draw(gen: torch.Generator | None) -> list[int]:
+        what = "sample(..., generator=g)" if gen else "sample(...)"
+        got = call_on_logits(impl, "sample", logits, generator=gen, on=on, **settings)
+        return expect_draws(got, (logits.size(0),), 6, logits.device, what, on).tolist()
+
+    expect_generator_rules(draw, seed=151, what="sample(..., generator=g)",
+                           what_global="sample(..., generator=None)", on=on)
 
 
 def greedy_slug(exc: BaseException) -> str | None:

@@ -39,6 +39,7 @@ from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.inputs import generator
 from graders.core.mistakes import identify
+from graders.core.randomness import expect_generator_rules
 from graders.core.report import GradingFailure, title, verdict
 from graders.speculative.steps import (  # noqa: F401 (slug_for_exception: the plugin's)
     Case,
@@ -278,10 +279,6 @@ def test_greedy_mode(impl):
                 _("got      {outcome}", outcome=describe_outcome(got))])
 
 
-def sampling_ignores_generator(what: str, on: str, detail: str) -> GradingFailure:
-    return verdict(what, on, [detail], "sampling-ignores-generator")
-
-
 @title(N_("reproducible from its generator"))
 @pytest.mark.core
 def test_generator_reproducibility(impl):
@@ -289,44 +286,15 @@ def test_generator_reproducibility(impl):
     global RNG is untouched and the generator advances; generator=None uses the global RNG
     (torch.manual_seed reproduces the steps)."""
     case = main_case()
-    what = "speculative_step(..., generator=g)"
     on = case.describe() + _(" (20 steps)")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(1)
-        global_state = torch.get_rng_state()
-        g = generator(50)
-        g_state = g.get_state()
-        first, _calls = run_steps(impl, case, 20, what=what, on=on, gen=g)
-        first = [outcome_of(r, case, what, on) for r in first]
-        global_moved = not torch.equal(torch.get_rng_state(), global_state)
-        advanced = not torch.equal(g.get_state(), g_state)
-        torch.manual_seed(2)
-        again, _calls = run_steps(impl, case, 20, what=what, on=on, gen=generator(50))
-        if first != [outcome_of(r, case, what, on) for r in again]:
-            raise sampling_ignores_generator(what, on, _(
-                "two generators in the same state gave different steps once the global RNG "
-                "was seeded differently (torch.manual_seed(1), then 2): the draws come from "
-                "the global RNG"))
-        if global_moved:
-            raise sampling_ignores_generator(what, on, _(
-                "the global RNG's state changed during the steps although a generator was "
-                "given: every random number must come from the generator"))
-        if not advanced:
-            raise sampling_ignores_generator(what, on, _(
-                "the generator's state did not change: the draws did not use it"))
-        what = "speculative_step(..., generator=None)"
-        runs = []
-        for seed in (3, 3, 4):
-            torch.manual_seed(seed)
-            got, _calls = run_steps(impl, case, 20, what=what, on=on)
-            runs.append([outcome_of(r, case, what, on) for r in got])
-    if runs[0] != runs[1]:
-        raise verdict(what, on, [_("torch.manual_seed(3) twice gave different steps: with "
-                                   "generator=None, take the randomness from the global RNG")])
-    if runs[0] == runs[2]:
-        raise verdict(what, on, [_("torch.manual_seed(3) and torch.manual_seed(4) gave the same "
-                                   "20 steps: with generator=None the draws must come from the "
-                                   "global RNG")])
+
+    def draw(gen: torch.Generator | None) -> list[Outcome]:
+        what = "speculative_step(..., generator=g)" if gen else "speculative_step(...)"
+        results, _calls = run_steps(impl, case, 20, what=what, on=on, gen=gen)
+        return [outcome_of(r, case, what, on) for r in results]
+
+    expect_generator_rules(draw, seed=50, what="speculative_step(..., generator=g)",
+                           what_global="speculative_step(..., generator=None)", on=on)
 
 
 @title(N_("the prefix untouched"))
