@@ -110,6 +110,9 @@ class ServingModel:
             raise ValueError(_("call {call}: no call may follow a refused one",
                                call=self.calls))
         try:
+            if self.lenient and self.calls > 2 * self.call_bound():
+                raise Broken(_("{calls} calls, twice the bound on the number of calls",
+                               calls=self.calls))
             return self.step(input_ids, positions, cu_seqlens, seq_ids)
         except Broken as broken:
             self.violation = Violation(self.calls, str(broken), broken.slug)
@@ -212,11 +215,14 @@ class ServingModel:
                            total=total, C=self.C), "prefill-not-chunked")
         fits = [i for i in left_out if len(self.known[i]) - self.seen[i] <= spare]
         i = (fits or left_out)[0]
+        slug = "static-batching" if fits else "prefill-not-chunked"
+        if 0 < self.seen[i] < len(self.requests[i][0]) and self.mid_prompt[i]:
+            slug = None  # left out mid-prompt: perhaps taken for finished by a sampled token
         raise Broken(_("request {i} waits with {ready} tokens ready while the call holds "
                        "{segments} of max_batch_size={S} segments and {total} of "
                        "max_batch_tokens={C} tokens", i=i,
                        ready=len(self.known[i]) - self.seen[i], segments=len(rows_of), S=self.S,
-                       total=total, C=self.C), "static-batching" if fits else "prefill-not-chunked")
+                       total=total, C=self.C), slug)
 
     def compute(self, segments: list[tuple[int, list[int], list[int]]]) -> Tensor:
         rows = [segment_row(self.caches[i], ids, pos) for i, ids, pos in segments]
