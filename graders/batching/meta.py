@@ -56,7 +56,8 @@ KATA = Kata(
         "token only when it covers all its request's ready tokens; positions continue from "
         "what the model has seen; a request leaves at eos_id (kept) or its max_new_tokens-th "
         "token.",
-        "take = min(len(known[i]) - seen[i], budget)   # chunk the prompt, never skip it",
+        "take = min(len(known[i]) - seen[i], budget)   # chunk the prompt, never skip it\n"
+        "ids += known[i][seen[i]:seen[i] + take]; pos += range(seen[i], seen[i] + take)",
     ),
 )
 
