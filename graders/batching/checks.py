@@ -33,6 +33,7 @@ __all__ = [
     "test_varlen_attention_float64_int64",
     "test_varlen_attention_gradients",
     "test_varlen_attention_creates_no_padding",
+    "test_varlen_attention_half_on_cuda",
     "test_generate_all_example",
     "test_generate_all_schedules",
     "test_generate_all_eos",
@@ -166,6 +167,7 @@ def test_varlen_attention_creates_no_padding(impl: Implementation) -> None:
     limit = twin.memory_limit(q.shape[0], k.shape[0], q.shape[1], q.shape[2])
     numel, shape, op = recorder.largest or (0, (), "")
     if numel > limit:
+        longest = max(n for n, _ in twin.SKEWED)  # a padded tensor has an axis this long
         raise verdict(_("the size of every tensor varlen_attention creates"), on, [
             _("your code created a tensor of shape {shape} ({count} elements, by {op})",
               shape=shape, count=f"{numel:,}", op=op),
@@ -173,9 +175,25 @@ def test_varlen_attention_creates_no_padding(impl: Implementation) -> None:
               "segments peaks at 18,432, one block-diagonal mask over the pack at 122,952; "
               "padding every segment to the longest makes (B, h, 96, 96) scores",
               limit=f"{limit:,}"),
-        ], "padded-to-longest")
+        ], "padded-to-longest" if longest in shape[:-1] else None)
     expect_close(got, twin.varlen(q, k, v, cu_q, cu_k, True), _("the output (T_q, h, d)"), on,
                  twin.attention_suspects(q, k, v, cu_q, cu_k, True))
+
+
+@pytest.mark.followup
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@title(N_("varlen_attention in half precision on a CUDA GPU"))
+def test_varlen_attention_half_on_cuda(impl: Implementation) -> None:
+    segments, h, d = CAUSAL_CASES[0]
+    for i, dtype in enumerate((torch.float16, torch.bfloat16)):
+        for causal in (False, True):
+            q, k, v, cu_q, cu_k = twin.batch(segments, h, d, 400 + i, torch.float32)
+            q, k, v = (t.to("cuda", dtype) for t in (q, k, v))
+            on = describe_call(q, k, v, cu_q, cu_k, causal) + ", cuda"
+            got = run_varlen(impl, q.clone(), k.clone(), v.clone(), cu_q.cuda(), cu_k.cuda(),
+                             causal, on)
+            expected = twin.varlen(q.cpu(), k.cpu(), v.cpu(), cu_q, cu_k, causal).to("cuda")
+            expect_close(got, expected, _("the output (T_q, h, d)"), on)
 
 
 # ---------------------------------------------------------------------------- generate_all

@@ -42,7 +42,7 @@ def varlen(q: Tensor, k: Tensor, v: Tensor, cu_q: Tensor, cu_k: Tensor, causal: 
         t_q, t_k = q.shape[0], k.shape[0]
         if causal and mistake != "pack-full":
             diagonal = 0 if mistake == "pack-causal-top-left" else t_k - t_q
-            allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril(diagonal)
+            allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal)
             scores = scores.masked_fill(~allowed, float("-inf"))
         return torch.einsum("hab,bhd->ahd", scores.softmax(-1), v).to(dtype)
     cq, ck = bounds(cu_q), bounds(cu_k)
@@ -53,7 +53,7 @@ def varlen(q: Tensor, k: Tensor, v: Tensor, cu_q: Tensor, cu_k: Tensor, causal: 
         scores = torch.einsum("ahd,bhd->hab", qs, ks) * scale
         if causal and mistake != "no-causal":
             diagonal = 0 if mistake == "top-left" else m - n
-            allowed = torch.ones(n, m, dtype=torch.bool).tril(diagonal)
+            allowed = torch.ones(n, m, dtype=torch.bool, device=q.device).tril(diagonal)
             scores = scores.masked_fill(~allowed, float("-inf"))
         parts.append(torch.einsum("hab,bhd->ahd", scores.softmax(-1), vs))
     return torch.cat(parts).to(dtype)

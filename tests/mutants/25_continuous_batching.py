@@ -28,7 +28,7 @@ MUTANTS = [
            edits=[(CAUSAL, CAUSAL.replace("if causal:", "if False:"))]),
     Mutant("cross-sequence-attention", base="block_diagonal",
            why="one causal mask over the whole pack instead of a block-diagonal one.",
-           edits=[(BLOCK, "    allowed = torch.ones(t_q, t_k, dtype=torch.bool)\n"),
+           edits=[(BLOCK, "    allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device)\n"),
                   ("        allowed &= local_k[None, :] <= local_q[:, None]\n",
                    "        allowed = allowed.tril(t_k - t_q)\n")]),
     Mutant("padded-to-longest", file="padded.py",

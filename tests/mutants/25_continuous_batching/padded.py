@@ -15,11 +15,11 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=False):
     N, M = max(n), max(m)
     qp = q.new_zeros(B, N, h, d)
     kp, vp = k.new_zeros(B, M, h, d), v.new_zeros(B, M, h, d)
-    allowed = torch.zeros(B, N, M, dtype=torch.bool)
+    allowed = torch.zeros(B, N, M, dtype=torch.bool, device=q.device)
     for j in range(B):
         qp[j, :n[j]] = q[cq[j]:cq[j + 1]]
         kp[j, :m[j]], vp[j, :m[j]] = k[ck[j]:ck[j + 1]], v[ck[j]:ck[j + 1]]
-        block = torch.ones(n[j], m[j], dtype=torch.bool)
+        block = torch.ones(n[j], m[j], dtype=torch.bool, device=q.device)
         allowed[j, :n[j], :m[j]] = block.tril(m[j] - n[j]) if causal else block
     allowed[:, :, 0] |= ~allowed.any(-1)  # padded query rows: anything finite
     scores = torch.einsum("bnhd,bmhd->bhnm", qp, kp) / math.sqrt(d)

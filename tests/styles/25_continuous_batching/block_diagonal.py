@@ -12,12 +12,13 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=False):
     t_q, t_k = q.shape[0], k.shape[0]
     cu_q, cu_k = cu_seqlens_q.long(), cu_seqlens_k.long()
     n, m = cu_q.diff(), cu_k.diff()
-    seg_q = torch.repeat_interleave(torch.arange(len(n)), n)  # (T_q,) segment of each query
-    seg_k = torch.repeat_interleave(torch.arange(len(m)), m)
+    seg_q = torch.repeat_interleave(torch.arange(len(n), device=q.device), n)  # query segments
+    seg_k = torch.repeat_interleave(torch.arange(len(m), device=q.device), m)
     allowed = seg_q[:, None] == seg_k[None, :]
     if causal:
-        local_q = torch.arange(t_q) - cu_q[seg_q] + (m - n)[seg_q]  # position in the segment
-        local_k = torch.arange(t_k) - cu_k[seg_k]
+        # the position of each query, and of each key, in its own segment
+        local_q = torch.arange(t_q, device=q.device) - cu_q[seg_q] + (m - n)[seg_q]
+        local_k = torch.arange(t_k, device=q.device) - cu_k[seg_k]
         allowed &= local_k[None, :] <= local_q[:, None]
     scores = torch.einsum("ahd,bhd->hab", q, k) / math.sqrt(q.shape[-1])
     scores = scores.masked_fill(~allowed, float("-inf"))

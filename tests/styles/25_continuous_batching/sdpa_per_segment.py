@@ -17,7 +17,7 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, causal=False):
         mask = None
         if causal:
             n, m = b - a, d - c
-            mask = torch.ones(n, m, dtype=torch.bool).tril(m - n)  # True: may attend
+            mask = torch.ones(n, m, dtype=torch.bool, device=q.device).tril(m - n)  # True: may attend
         outs.append(F.scaled_dot_product_attention(qs, ks, vs, attn_mask=mask).transpose(0, 1))
     return torch.cat(outs)
 
