@@ -299,7 +299,9 @@ def check_generate(impl: Implementation, requests, S: int, C: int, eos_id: int |
         raise verdict(check, on, [
             _("request {i} never finished: the model saw {seen} of its tokens and it generated "
               "{count}", i=i, seen=model.seen[i], count=len(model.generated[i])),
-            schedule_line(model)], "prefill-not-chunked" if ready > C else None)
+            schedule_line(model)], "prefill-not-chunked" if ready > C else
+            "sampled-mid-prompt" if got[i][:1] and got[i][0] in model.mid_prompt[i]
+            and got[i][:1] != model.generated[i][:1] else None)
     if got != want:
         i = next(i for i in range(len(want)) if got[i] != want[i])
         raise verdict(check, on, [

@@ -128,8 +128,10 @@ class ServingModel:
                 raise Broken(_("request {i} is in the call after it generated eos_id", i=i),
                              "continues-after-eos")
             if self.finished[i] == "max" and not self.lenient:
+                # A request whose prompt was chunked may have been kept because tokens taken
+                # from its chunks' rows were counted: the two cannot be told apart here.
                 raise Broken(_("request {i} is in the call after its max_new_tokens-th token",
-                               i=i), "finished-request-kept")
+                               i=i), None if self.mid_prompt[i] else "finished-request-kept")
             if self.finished[i] is None:
                 self.check_segment(i, ids[a:b], pos[a:b])
             segments.append((i, ids[a:b], pos[a:b]))
@@ -216,8 +218,9 @@ class ServingModel:
         fits = [i for i in left_out if len(self.known[i]) - self.seen[i] <= spare]
         i = (fits or left_out)[0]
         slug = "static-batching" if fits else "prefill-not-chunked"
-        if 0 < self.seen[i] < len(self.requests[i][0]) and self.mid_prompt[i]:
-            slug = None  # left out mid-prompt: perhaps taken for finished by a sampled token
+        if self.mid_prompt[i]:  # its prompt was chunked: left out mid-prompt (a pause), or
+            # taken for finished because tokens from its chunks' rows were counted
+            slug = None if self.seen[i] < len(self.requests[i][0]) else "sampled-mid-prompt"
         raise Broken(_("request {i} waits with {ready} tokens ready while the call holds "
                        "{segments} of max_batch_size={S} segments and {total} of "
                        "max_batch_tokens={C} tokens", i=i,
