@@ -70,18 +70,21 @@ def run_varlen(impl: Implementation, q, k, v, cu_q, cu_k, causal: bool, on: str,
 
 
 def leak_suspect(impl: Implementation, q, k, v, cu_q, cu_k, causal: bool, on: str) -> Suspect:
-    """cross-sequence-attention by behaviour: segment 0's output changes when only the other
-    segments' keys and values change."""
+    """cross-sequence-attention by behaviour: changing only segment 0's keys and values changes
+    another segment's output, or changing only the others' changes segment 0's."""
     def matches(got: Any) -> bool:
         cq, ck = twin.bounds(cu_q), twin.bounds(cu_k)
         if len(cq) < 3 or not isinstance(got, Tensor) or got.shape != q.shape:
             return False
-        k2, v2 = k.clone(), v.clone()
-        k2[ck[1]:], v2[ck[1]:] = k[ck[1]:].flip(0) * 2 + 1, v[ck[1]:].flip(0) * 3 - 1
-        again = run_varlen(impl, q.clone(), k2, v2, cu_q, cu_k, causal, on)
-        first = slice(0, cq[1])
-        return isinstance(again, Tensor) and not torch.allclose(
-            again[first].double(), got[first].detach().double(), rtol=1e-4, atol=1e-5)
+        for keys, rows in ((slice(0, ck[1]), slice(cq[1], None)),
+                           (slice(ck[1], None), slice(0, cq[1]))):
+            k2, v2 = k.clone(), v.clone()
+            k2[keys], v2[keys] = k[keys].flip(0) * 2 + 1, v[keys].flip(0) * 3 - 1
+            again = run_varlen(impl, q.clone(), k2, v2, cu_q, cu_k, causal, on)
+            if isinstance(again, Tensor) and again.shape == got.shape and not torch.allclose(
+                    again[rows].double(), got[rows].detach().double(), rtol=1e-4, atol=1e-5):
+                return True
+        return False
     return Suspect("cross-sequence-attention", matches=matches)
 
 
@@ -137,7 +140,8 @@ def test_varlen_attention_gradients(impl: Implementation) -> None:
         leaves = leaf_copies(q, k, v)
         got = run_varlen(impl, *leaves, cu_q, cu_k, causal, on)
         expect_close(got, twin.varlen(q, k, v, cu_q, cu_k, causal), _("the output (T_q, h, d)"),
-                     on, twin.attention_suspects(q, k, v, cu_q, cu_k, causal))
+                     on, twin.attention_suspects(q, k, v, cu_q, cu_k, causal)
+                     + [leak_suspect(impl, q, k, v, cu_q, cu_k, causal, on)])
         if not got.requires_grad:
             raise verdict(_("the gradients of varlen_attention"), on, [
                 _("the output does not track gradients: is part of it detached, computed under "
@@ -177,7 +181,8 @@ def test_varlen_attention_creates_no_padding(impl: Implementation) -> None:
               limit=f"{limit:,}"),
         ], "padded-to-longest" if longest in shape[:-1] else None)
     expect_close(got, twin.varlen(q, k, v, cu_q, cu_k, True), _("the output (T_q, h, d)"), on,
-                 twin.attention_suspects(q, k, v, cu_q, cu_k, True))
+                 twin.attention_suspects(q, k, v, cu_q, cu_k, True)
+                 + [leak_suspect(impl, q, k, v, cu_q, cu_k, True, on)])
 
 
 @pytest.mark.followup
