@@ -336,6 +336,8 @@ SCHEDULES = (
     ([([3, 1, 4, 1, 5], 3), ([9, 2], 2), ([6] * 7, 2)], 1, 4),  # one request a call
     ([([2, 4, 6], 3), ([8, 10, 12, 14], 2), ([1], 4)], 4, 1),  # one token a call
     ([([11, 12], 5), ([13], 2), ([14, 15, 16, 17], 3), ([5, 6, 7], 1), ([8, 8], 4)], 8, 64),
+    # prompts of exactly the budget, one token each
+    ([([1, 2, 3, 4, 5, 6, 7, 8], 1), ([9] * 8, 1), ([3, 5, 7], 1)], 2, 8),
 )
 
 
@@ -350,7 +352,7 @@ def test_generate_all_schedules(impl: Implementation) -> None:
 def eos_case() -> tuple[list, int]:
     """Requests and an eos_id that several of them generate before their last token."""
     requests = [([4, 2], 9), ([7, 7, 1, 3], 8), ([12, 5, 9, 10, 11, 2, 3], 9), ([6, 1], 3),
-                ([15, 14, 13], 9)]
+                ([15, 14, 13], 9), ([4, 5, 6, 15, 5, 0], 3)]  # the last one: eos at once
     counts: dict[int, int] = {}
     for prompt, n in requests:
         out = decode_alone(tuple(prompt), n, None)

@@ -211,8 +211,8 @@ class ServingModel:
         spare = self.C - total
         if short:
             i = short[0]
-            raise Broken(_("request {i} has {ready} tokens ready but only {length} are in the "
-                           "call, which holds {total} of max_batch_tokens={C}", i=i,
+            raise Broken(_("request {i} has only {length} of its ready tokens ({ready}) in the "
+                           "call, which holds {total} of max_batch_tokens={C} tokens", i=i,
                            ready=len(self.known[i]) - self.seen[i], length=length[i],
                            total=total, C=self.C), "prefill-not-chunked")
         fits = [i for i in left_out if len(self.known[i]) - self.seen[i] <= spare]
@@ -221,7 +221,7 @@ class ServingModel:
         if self.mid_prompt[i]:  # its prompt was chunked: left out mid-prompt (a pause), or
             # taken for finished because tokens from its chunks' rows were counted
             slug = None if self.seen[i] < len(self.requests[i][0]) else "sampled-mid-prompt"
-        raise Broken(_("request {i} waits with {ready} tokens ready while the call holds "
+        raise Broken(_("request {i} waits (ready tokens: {ready}) while the call holds "
                        "{segments} of max_batch_size={S} segments and {total} of "
                        "max_batch_tokens={C} tokens", i=i,
                        ready=len(self.known[i]) - self.seen[i], segments=len(rows_of), S=self.S,
