@@ -69,6 +69,7 @@ TARGETS = {
     "23_mla": Target("MultiHeadLatentAttention", "forward"),
     "24_kv_quant": Target("QuantizedKVCache", "attention"),
     "22_paged_kv_cache": Target(None, "paged_attention"),
+    "25_continuous_batching": Target(None, "varlen_attention"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,

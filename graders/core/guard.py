@@ -92,6 +92,11 @@ _MODULES = {
 # runs, the function's code is swapped for one that refuses, however it was imported.
 _PYTHON_FUNCTIONS = {
     "torch.nn.attention.flex_attention.flex_attention": "torch.nn.attention.flex_attention",
+    # Kata 25: nested (jagged) tensors are varlen attention already.
+    "torch.nested.nested_tensor": "torch.nested",
+    "torch.nested.as_nested_tensor": "torch.nested",
+    "torch.nested.nested_tensor_from_jagged": "torch.nested",
+    "torch.nested.narrow": "torch.nested",
 }
 # Fused kernels the forbidden modules may dispatch to directly.
 _FUSED = {

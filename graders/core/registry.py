@@ -51,6 +51,7 @@ KATA_MODULES = (
     "paged_kv_cache",       # 22
     "mla",                  # 23
     "kv_quant",             # 24
+    "batching",             # 25
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(

@@ -1,0 +1,93 @@
+"""Kata 25's varlen reference with one switch per mistake, and the graded batches.
+
+:func:`varlen` is the reference (a loop over segments, float64 inside) with a switch per
+catalogued attention mistake; :func:`attention_suspects` turns the switches into the
+suspects a check tries on a mismatch. The skewed batch of the no-padding rule is
+:func:`skewed_batch`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from graders.core.inputs import randn
+from graders.core.mistakes import Suspect
+
+# A switch of the reference -> the catalogued mistake it reproduces.
+ATTENTION_MISTAKES = {
+    "no-scale": "missing-scale",
+    "top-left": "causal-mask-offset",
+    "no-causal": "causal-mask-missing",
+    "pack-causal": "cross-sequence-attention",  # one causal mask over the whole pack
+    "pack-causal-top-left": "cross-sequence-attention",
+    "pack-full": "cross-sequence-attention",  # no mask at all over the pack
+}
+
+
+def bounds(cu: Tensor) -> list[int]:
+    return [int(x) for x in cu.tolist()]
+
+
+def varlen(q: Tensor, k: Tensor, v: Tensor, cu_q: Tensor, cu_k: Tensor, causal: bool = False,
+           mistake: str | None = None) -> Tensor:
+    """softmax(q kᵀ / sqrt(d) + mask) v per segment and head, in q's dtype (float64 inside)."""
+    dtype = q.dtype
+    q, k, v = q.double(), k.double(), v.double()
+    scale = 1.0 if mistake == "no-scale" else 1.0 / math.sqrt(q.shape[-1])
+    if mistake and mistake.startswith("pack-"):
+        scores = torch.einsum("ahd,bhd->hab", q, k) * scale
+        t_q, t_k = q.shape[0], k.shape[0]
+        if causal and mistake != "pack-full":
+            diagonal = 0 if mistake == "pack-causal-top-left" else t_k - t_q
+            allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal)
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        return torch.einsum("hab,bhd->ahd", scores.softmax(-1), v).to(dtype)
+    cq, ck = bounds(cu_q), bounds(cu_k)
+    parts = []
+    for j in range(len(cq) - 1):
+        qs, ks, vs = q[cq[j]:cq[j + 1]], k[ck[j]:ck[j + 1]], v[ck[j]:ck[j + 1]]
+        n, m = qs.shape[0], ks.shape[0]
+        scores = torch.einsum("ahd,bhd->hab", qs, ks) * scale
+        if causal and mistake != "no-causal":
+            diagonal = 0 if mistake == "top-left" else m - n
+            allowed = torch.ones(n, m, dtype=torch.bool, device=q.device).tril(diagonal)
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        parts.append(torch.einsum("hab,bhd->ahd", scores.softmax(-1), vs))
+    return torch.cat(parts).to(dtype)
+
+
+def attention_suspects(q: Tensor, k: Tensor, v: Tensor, cu_q: Tensor, cu_k: Tensor,
+                       causal: bool) -> list[Suspect]:
+    """One suspect per switch that changes something on this input (the causal switches only
+    with causal=True)."""
+    switches = [s for s in ATTENTION_MISTAKES
+                if causal or s in ("no-scale", "pack-full")]
+    return [Suspect(ATTENTION_MISTAKES[s],
+                    lambda s=s: varlen(q, k, v, cu_q, cu_k, causal, s)) for s in switches]
+
+
+def batch(segments: list[tuple[int, int]], h: int, d: int, seed: int, dtype: torch.dtype,
+          index_dtype: torch.dtype = torch.int32) -> tuple[Tensor, ...]:
+    """q (T_q, h, d), k, v (T_k, h, d) and the prefix sums of the (n_j, m_j) segments."""
+    cu_q = torch.tensor([0] + [n for n, _ in segments], dtype=index_dtype).cumsum(0).to(index_dtype)
+    cu_k = torch.tensor([0] + [m for _, m in segments], dtype=index_dtype).cumsum(0).to(index_dtype)
+    t_q, t_k = int(cu_q[-1]), int(cu_k[-1])
+    return (randn(t_q, h, d, seed=seed, dtype=dtype), randn(t_k, h, d, seed=seed + 1, dtype=dtype),
+            randn(t_k, h, d, seed=seed + 2, dtype=dtype), cu_q, cu_k)
+
+
+# The contract's skewed batch: a 96-token prefill, 40 decode segments of 8 keys, a 5-token
+# chunk after 15 cached tokens: T_q = 141, T_k = 436; h = 2, d = 16.
+SKEWED = [(96, 96)] + [(1, 8)] * 40 + [(5, 20)]
+
+
+def skewed_batch(dtype: torch.dtype = torch.float32) -> tuple[Tensor, ...]:
+    return batch(SKEWED, 2, 16, 2500, dtype)
+
+
+def memory_limit(t_q: int, t_k: int, h: int, d: int) -> int:
+    """No tensor created during the call may hold more than this many elements."""
+    return h * max(t_q * t_k, (t_q + t_k) * d)

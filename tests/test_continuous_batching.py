@@ -1,0 +1,126 @@
+"""Kata 25 beyond its mutants: the quiz and the README's follow-ups checked by running the
+reference with the grader's model, and independently written files graded end to end —
+correct scheduling policies pass, other mistakes are named as the contract says."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+
+from graders.batching import twin
+from graders.batching.checks import EXAMPLE
+from graders.batching.model import ServingModel
+from graders.core import registry
+from graders.frontends import quiz as quizzes
+from graders.core.memory import CreatedTensors
+from tests.grading_session import run_session
+
+KATA = registry.get("25")
+
+
+def solution():
+    spec = importlib.util.spec_from_file_location("_k25_reference", KATA.solution_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def answer(words: str):
+    return next(q.answer for q in quizzes.questions("25") if words in q.prompt)
+
+
+def static_generate(model_step, requests, S, C):
+    """Static batching: the next S requests only when the batch has drained."""
+    known = [list(p) for p, _ in requests]
+    seen, out, active = [0] * len(requests), [[] for _ in requests], []
+    while any(len(o) < n for o, (_, n) in zip(out, requests)):
+        active = [i for i in active if len(out[i]) < requests[i][1]] or [
+            i for i in range(len(requests)) if len(out[i]) < requests[i][1]][:S]
+        ids, pos, cu, budget = [], [], [0], C
+        for i in active:
+            take = min(len(known[i]) - seen[i], budget)
+            if take == 0:
+                break
+            ids += known[i][seen[i]:seen[i] + take]
+            pos += range(seen[i], seen[i] + take)
+            cu.append(cu[-1] + take)
+            budget -= take
+        rows = active[:len(cu) - 1]
+        logits = model_step(torch.tensor(ids), torch.tensor(pos),
+                            torch.tensor(cu, dtype=torch.int32), rows)
+        for row, i in enumerate(rows):
+            seen[i] += cu[row + 1] - cu[row]
+            if seen[i] == len(known[i]):
+                known[i].append(int(logits[row].argmax()))
+                out[i].append(known[i][-1])
+    return out
+
+
+def test_quiz_and_follow_ups_by_running_the_reference():
+    model = ServingModel(EXAMPLE, 2, 16)
+    outputs = solution().generate_all(model, [(list(p), n) for p, n in EXAMPLE], 2, 16)
+    assert model.violation is None and model.calls == answer("how many model calls") == 10
+    assert [[(i, t) for i, t in call] for call in model.schedule] == [
+        [(0, 3), (1, 3)], [(0, 1), (1, 1)], [(1, 1), (2, 15)], [(1, 1), (2, 5)], [(1, 1), (2, 1)],
+        [(1, 1), (3, 2)], [(1, 1), (3, 1)], [(1, 1), (3, 1)], [(3, 1)], [(3, 1)]]
+    assert model.call_bound() == answer("The bound on the number of calls") == 28
+    # static batching: the same tokens in 14 calls, 6 of them not maximal (R1 decoding alone)
+    lenient = ServingModel(EXAMPLE, 2, 16, lenient=True)
+    lenient.check_maximal = lambda *args: None  # count the calls without refusing any
+    assert static_generate(lenient, EXAMPLE, 2, 16) == outputs and lenient.calls == 14
+    alone = [call for call in lenient.schedule if len(call) == 1 and call[0][1] < 16]
+    assert sum(call[0][0] == 1 for call in alone) == 6
+    # padding: the skewed batch's limit, a loop's peak, padded scores; 74% waste
+    q, k, v, cu_q, cu_k = twin.skewed_batch()
+    assert twin.memory_limit(q.shape[0], k.shape[0], 2, 16) == 122_952
+    recorder = CreatedTensors()
+    with recorder:
+        solution().varlen_attention(q, k, v, cu_q, cu_k, causal=True)
+    assert recorder.largest[0] == 18_432
+    assert answer("how many elements has the (B, h, 96, 96)") == len(twin.SKEWED) * 2 * 96 * 96
+    assert answer("what percentage") == round(100 * (1 - 1030 / 4000)) == 74
+    # decode is memory-bound: 4.8 ms to read Llama-3-8B's weights, ridge ~295, 128 KiB/token
+    assert round(16.06e9 / 3.35e12 * 1e3, 1) == 4.8 and round(989 / 3.35) == 295
+    assert 2 * 32 * 8 * 128 * 2 == 128 * 1024
+
+
+SOURCE = KATA.solution_path.read_text()
+OTHERS = {
+    # correct: any maximal policy passes
+    "decodes_first": (None, [("        for i in range(len(requests)):\n",
+                              "        for i in sorted(range(len(requests)), key=lambda i: "
+                              "(len(known[i]) - seen[i] > 1, i)):\n")]),
+    "int64_and_tensor_ids": (None, [("torch.tensor(cu, dtype=torch.int32), seq_ids)",
+                                     "torch.tensor(cu), torch.tensor(seq_ids))")]),
+    # mistaken, written apart from the mutants
+    "pack_positions": ("position-ids-wrong", [("torch.tensor(pos, dtype=torch.int64),",
+                                               "torch.arange(len(ids)),")]),
+    "rows_in_request_order": ("logits-row-mismatch", [
+        ("        for i in range(len(requests)):\n",
+         "        for i in sorted(range(len(requests)), key=lambda i: (len(known[i]) - seen[i], -i)):\n"),
+        ("            token = int(logits[row].argmax())\n",
+         "            token = int(logits[sorted(seq_ids).index(i)].argmax())\n")]),
+    "keys_from_the_pack_start": ("cross-sequence-attention", [
+        ("k[cu_k[j]:cu_k[j + 1]], v[cu_k[j]:cu_k[j + 1]]", "k[:cu_k[j + 1]], v[:cu_k[j + 1]]")]),
+    "chunk_rows_counted": ("sampled-mid-prompt", [
+        ("                continue  # a prompt chunk that does not finish the prompt\n",
+         "                out[i].append(int(logits[row].argmax()))\n                continue\n")]),
+}
+
+
+@pytest.mark.parametrize("name", OTHERS)
+def test_independent_files_are_graded_as_the_contract_says(tmp_path, name):
+    slug, edits = OTHERS[name]
+    text = SOURCE
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    session = run_session(KATA, "--impl", str(path))
+    if slug is None:
+        assert session.exit_code == 0 and session.slugs == set(), session.output
+    else:
+        assert session.exit_code == 1 and session.slugs == {slug}, session.output
