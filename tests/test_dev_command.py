@@ -81,7 +81,7 @@ def scratch(tmp_path_factory) -> tuple[Scratch, subprocess.CompletedProcess]:
             (root / relative).write_bytes(source.read_bytes())
     copy = Scratch(root)
     made = copy.kata("dev", "new", DEMO.id, DEMO.slug, "--track", DEMO.track,
-                     "--title", DEMO.title)
+                     "--title", DEMO.title, "--difficulty", "easy", "--minutes", "10")
     return copy, made
 
 
@@ -172,8 +172,8 @@ def fill_in_by_hand(copy: Scratch) -> None:
     with (copy.root / "CONTRACT.md").open("a") as contract:
         contract.write(f"\n### {name} — `demo.py`\n\n- `demo(x)`: `2 * x`.\n"
                        "- Slugs: `doubled-twice`.\n")
-    for readme, difficulty, minutes in (("README.md", "medium", "15 min"),
-                                        ("README.zh-CN.md", "中等", "15 分钟")):
+    for readme, difficulty, minutes in (("README.md", "easy", "10 min"),  # as --difficulty, --minutes
+                                        ("README.zh-CN.md", "简单", "10 分钟")):
         text = (copy.root / readme).read_text()
         row = re.search(rf"^\| `{last.name}` \|.*\n", text, re.M)
         assert row, f"{readme}: no row for {last.name}"

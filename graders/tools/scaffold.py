@@ -25,6 +25,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.core.kata import DIFFICULTIES
+
 # What only a person can write, in the order a contributor meets it.
 BY_HAND = (
     "katas/{name}/README.md: the problem (keep 'Edit `{file}` in this folder' and the "
@@ -34,15 +36,18 @@ BY_HAND = (
     "solutions/{name}/{file}: the reference solution",
     "graders/{module}/checks.py: the grader (the reference with one switch per mistake, the "
     "core and follow-up checks)",
-    "graders/{module}/meta.py: difficulty, target time, prerequisites, mistakes (own ones in "
-    "MISTAKES, shared ones in graders/core/catalogue.py), forbidden calls, the hint ladder, "
-    "the quiz",
+    "graders/{module}/meta.py: prerequisites, mistakes (own ones in MISTAKES; a slug another "
+    "kata declares moves to graders/core/catalogue.py's SHARED), forbidden calls, the hint "
+    "ladder (the third rung is near-code on two lines or more), the quiz (answers computed by "
+    "running code); difficulty and target time come from --difficulty and --minutes",
     "tests/mutants/{name}.py: one mutant per catalogued mistake; tests/styles/{name}/: correct "
     "solutions in other styles",
     "notebooks/lessons/{name}.py: the lesson (keep the '# kata: exercise' and '# kata: quiz' "
     "cells)",
-    "katas/{name}/README.zh-CN.md and the zh msgstr of every new catalog entry (python -m "
-    "graders.tools.texts update / export / import; graders/locales/zh_CN/GLOSSARY.md)",
+    "katas/{name}/README.zh-CN.md (its title too; every number and code block as in the "
+    "English) and the zh msgstr of every new catalog entry (python -m graders.tools.texts "
+    "update / export / import; graders/locales/zh_CN/GLOSSARY.md first; a hint that ends in "
+    "code takes no full stop)",
     "CONTRACT.md: the kata's section (signatures, layouts, slugs); README.md and "
     "README.zh-CN.md: its row in the katas' table (a new track: its table, and its title in "
     "graders/practice/common.py's track_title so that it is translated)",
@@ -63,6 +68,8 @@ class NewKata:
     file: str  # "moe.py"
     title: str
     track: str
+    difficulty: str = "medium"  # one of graders.core.kata.DIFFICULTIES
+    minutes: int = 15  # the mock interview's target time
 
     @property
     def name(self) -> str:
@@ -223,8 +230,8 @@ KATA = Kata(
     file="{kata.file}",
     title={json.dumps(kata.title)},
     track="{kata.track}",
-    difficulty="medium",
-    target_minutes=15,
+    difficulty="{kata.difficulty}",
+    target_minutes={kata.minutes},
     prerequisites=(),
     mistakes=(),
     forbidden=(),
@@ -344,7 +351,7 @@ def _python(root: Path, *args: str, capture: bool = True) -> subprocess.Complete
 
 def new(root: Path, number: str, slug: str, *, file: str | None = None, title: str | None = None,
         track: str = "foundations", track_title: str | None = None,
-        log=print) -> list[str]:
+        difficulty: str = "medium", minutes: int = 15, log=print) -> list[str]:
     """Write kata ``number``'s stubs into the copy at ``root``, register it, update the
     catalogs and build its notebooks. Returns the paths written (relative to ``root``)."""
     root = Path(root)
@@ -356,7 +363,12 @@ def new(root: Path, number: str, slug: str, *, file: str | None = None, title: s
     file = file or f"{slug}.py"
     if not re.fullmatch(r"[a-z][a-z0-9_]*\.py", file):
         raise ScaffoldError(f"the kata's file is a module name ending in .py, not {file!r}")
-    kata = NewKata(number, slug, file, title or slug.replace("_", " ").capitalize(), track)
+    if difficulty not in DIFFICULTIES:
+        raise ScaffoldError(f"the difficulty is one of {', '.join(DIFFICULTIES)}, not {difficulty!r}")
+    if not 1 <= minutes <= 240:
+        raise ScaffoldError(f"the target time is 1 to 240 minutes, not {minutes}")
+    kata = NewKata(number, slug, file, title or slug.replace("_", " ").capitalize(), track,
+                   difficulty, minutes)
     taken = [p.name for p in (root / "katas").iterdir() if p.name.startswith(f"{number}_")
              or p.name[3:] == slug]
     if taken or (root / "graders" / kata.module).exists():

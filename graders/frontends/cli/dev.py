@@ -35,6 +35,8 @@ def add_parser(sub) -> None:
     new.add_argument("--title", help="the kata's title")
     new.add_argument("--track", default="foundations", help="its track (a new one is added)")
     new.add_argument("--track-title", help="a new track's title")
+    new.add_argument("--difficulty", default="medium", help="easy, medium or hard")
+    new.add_argument("--minutes", type=int, default=15, help="the mock's target time")
     check = commands.add_parser("check", help="run a kata's completeness self-tests",
                                 description="Run the repository's completeness self-tests "
                                 "for one kata and summarise them.")
@@ -64,7 +66,8 @@ def cmd_dev(app, args: argparse.Namespace) -> int:
         try:
             written = scaffold.new(app.root, args.number, args.name, file=args.file,
                                    title=args.title, track=args.track,
-                                   track_title=args.track_title, log=say)
+                                   track_title=args.track_title,
+                                   difficulty=args.difficulty, minutes=args.minutes, log=say)
         except scaffold.ScaffoldError as error:
             raise UsageError(str(error)) from None
         say(f"wrote {len(written)} files:")
