@@ -49,13 +49,16 @@ MISTAKE_OF: dict[str, str] = {
 class ToyModel:
     """A causal model over a toy vocabulary: the distribution after a context is one of
     ``table``'s rows, chosen by a rolling hash of the *whole* context, so it depends on
-    every token before it. Called like the contract's model functions: tokens ``(L,)``
-    int64 -> probabilities ``(L, V)`` in ``dtype``, row j the distribution after tokens[0..j].
+    every token before it, and (with ``period`` 2) by the parity of its position, so that
+    neighbouring positions differ even on average over contexts. Called like the contract's
+    model functions: tokens ``(L,)`` int64 -> probabilities ``(L, V)`` in ``dtype``, row j
+    the distribution after tokens[0..j].
     """
 
-    table: Tensor  # (states, V) float64, rows summing to 1
+    table: Tensor  # (period · states, V) float64, rows summing to 1; row (j % period) · states + hash
     dtype: torch.dtype = torch.float64
     salt: int = 0
+    period: int = 1
     _cast: Tensor = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -68,9 +71,10 @@ class ToyModel:
     def states(self, tokens: list[int]) -> list[int]:
         """The table row after each prefix tokens[0..j]."""
         out, h = [], self.salt
-        for t in tokens:
-            h = (h * 7 + t + 1) % self.table.size(0)
-            out.append(h)
+        states = self.table.size(0) // self.period
+        for j, t in enumerate(tokens):
+            h = (h * 7 + t + 1) % states
+            out.append((j % self.period) * states + h)
         return out
 
     def __call__(self, tokens: Tensor) -> Tensor:
@@ -85,7 +89,7 @@ class ToyModel:
         return self.table.tolist()
 
     def as_dtype(self, dtype: torch.dtype) -> "ToyModel":
-        return ToyModel(self.table, dtype, self.salt)
+        return ToyModel(self.table, dtype, self.salt, self.period)
 
 
 def acceptance_rate(p: list[float], q: list[float]) -> float:
@@ -95,19 +99,37 @@ def acceptance_rate(p: list[float], q: list[float]) -> float:
 
 @functools.lru_cache(maxsize=None)
 def toy_pair(vocab: int, seed: int, states: int = 11) -> tuple[ToyModel, ToyModel]:
-    """(target, draft) tables drawn state by state, keeping a pair of rows only when the
-    draft's token is kept with probability alpha between 0.3 and 0.7 and the residual
-    max(0, p - q) has two tokens or more: every acceptance test and every resample is far
-    from trivial. Seeded: the same tables on every run."""
+    """(target, draft) whose rows are built so that every rule of the step matters. In each
+    row the draft puts 75-90 % of its mass on a "draft-heavy" set of tokens (the first
+    half of the vocabulary at even positions, the second half at odd ones), where the
+    target has r times the draft's probability, r drawn in [0.3, 0.5]: a drafted token is
+    mostly kept with a probability between 0.3 and 0.5. The target's other tokens get more
+    than the draft's, in the same proportions, so the residual max(0, p - q) has two tokens
+    or more. Rows differ by context (a rolling hash) and by the parity of the position, so
+    a row read one position off is off on average too. Seeded: the same tables every run."""
     g = torch.Generator().manual_seed(seed)
+
+    def uniform(low: float, high: float, n: int = 1) -> Tensor:
+        return low + (high - low) * torch.rand(n, generator=g, dtype=torch.float64)
+
+    heavy_size = max(1, vocab - 2) if vocab < 4 else vocab // 2
     p_rows, q_rows = [], []
-    while len(p_rows) < states:
-        p, q = torch.softmax(torch.randn(2, vocab, generator=g, dtype=torch.float64) * 1.3, -1)
-        alpha = float(torch.minimum(p, q).sum())
-        if 0.3 < alpha < 0.7 and int((p > q).sum()) >= 2:
+    for parity in (0, 1):
+        heavy = list(range(heavy_size)) if parity == 0 else list(range(vocab - heavy_size, vocab))
+        light = [t for t in range(vocab) if t not in heavy]
+        for _state in range(states):
+            p, q = torch.zeros(vocab, dtype=torch.float64), torch.zeros(vocab, dtype=torch.float64)
+            heavy_mass = float(uniform(0.75, 0.9))
+            split = uniform(0.3, 1.0, len(heavy))
+            q[heavy] = heavy_mass * split / split.sum()
+            p[heavy] = q[heavy] * uniform(0.3, 0.5, len(heavy))
+            weights = uniform(0.3, 1.0, len(light))
+            q[light] = (1 - heavy_mass) * weights / weights.sum()
+            p[light] = (1 - float(p[heavy].sum())) * weights / weights.sum()
             p_rows.append(p)
             q_rows.append(q)
-    return ToyModel(torch.stack(p_rows), salt=1), ToyModel(torch.stack(q_rows), salt=1)
+    return (ToyModel(torch.stack(p_rows), salt=1, period=2),
+            ToyModel(torch.stack(q_rows), salt=1, period=2))
 
 
 # ------------------------------------------------------------------- the exact distribution
