@@ -20,7 +20,7 @@ of the storage behind them, beyond their visible extent too - before and after e
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any
 
 import pytest
 import torch
@@ -39,6 +39,7 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randn, weighted_sum
 from graders.core.mistakes import Suspect
 from graders.core.report import GradingFailure, describe_value, verdict, title
+from graders.core.untouched import call_leaving_untouched, snapshot, visibly_changed
 from graders.kv_cache.twin import (
     chunk_reference,
     keys_values,
@@ -111,40 +112,14 @@ def cache_tensors(cache: Any) -> list[Tensor]:
     return [t for t in cache if isinstance(t, Tensor)] if isinstance(cache, (tuple, list)) else []
 
 
-def storage_bytes(t: Tensor) -> Tensor:
-    """Every byte of the storage behind ``t`` (uint8, 1-D), its visible extent or not: a
-    view of the storage, which sees later writes through any alias."""
-    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
-
-
-def _snapshot(tensors: Iterable[Tensor]) -> list[tuple[Tensor, tuple, int, Tensor, Tensor]]:
-    return [(t, tuple(t.shape), t._version, t.detach().clone(), storage_bytes(t).clone())
-            for t in tensors]
-
-
-def _visibly_changed(snapshot: list[tuple[Tensor, tuple, int, Tensor, Tensor]]) -> bool:
-    """Whether a tensor's shape, version counter or values changed."""
-    return any(tuple(t.shape) != shape or t._version != version
-               or not torch.equal(torch.nan_to_num(t.detach()), torch.nan_to_num(copy))
-               for t, shape, version, copy, _ in snapshot)
-
-
-def _changed(snapshot: list[tuple[Tensor, tuple, int, Tensor, Tensor]]) -> bool:
-    """Whether a tensor changed visibly or in any byte of the storage behind it: a write
-    into room beyond its visible extent (a growable buffer's spare capacity, through an
-    alias with a version counter of its own) counts too."""
-    return _visibly_changed(snapshot) or any(not torch.equal(storage_bytes(t), stored)
-                                             for t, _, _, _, stored in snapshot)
-
-
 def run_forward(impl: Implementation, module: nn.Module, x: Tensor, cache: Any, what: str,
                 on: str, buffers: tuple[Tensor, ...] = ()) -> tuple[Any, Any]:
     """The learner's forward(x, cache) -> (output, cache), with the cache passed in (and
     ``buffers``, the storage behind it) checked to be untouched afterwards."""
-    before = _snapshot([*cache_tensors(cache), *buffers])
+    before = snapshot([*cache_tensors(cache), *buffers])
 
     def modified() -> GradingFailure:
-        beyond = buffers or not _visibly_changed(before)
+        beyond = buffers or not visibly_changed(before)
         where = _(" (the storage behind it, beyond the s visible positions)") if beyond else ""
         return verdict(f"{what}.forward", on, [
             _("the cache passed in was modified in place{where}; it must stay as it was",
@@ -152,14 +127,8 @@ def run_forward(impl: Implementation, module: nn.Module, x: Tensor, cache: Any, 
             _("(another call may branch from the same cache, as beam search does)")],
             "cache-modified-in-place")
 
-    try:
-        result = impl.call(module, x, cache, what=f"{what}.forward", on=on)
-    except GradingFailure as failure:
-        if failure.slug is None and _changed(before):
-            raise modified() from None
-        raise
-    if _changed(before):
-        raise modified()
+    result = call_leaving_untouched(impl, module, x, cache, before=before, modified=modified,
+                                    what=f"{what}.forward", on=on)
     return expect_tuple(result, 2, f"{what}.forward", on, "output, cache")
 
 

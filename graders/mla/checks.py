@@ -27,6 +27,7 @@ from graders.core.inputs import grads_of, leaf_copies, randn, weighted_sum
 from graders.core.memory import CreatedTensors
 from graders.core.mistakes import Suspect
 from graders.core.report import GradingFailure, describe_value, title, verdict
+from graders.core.untouched import call_leaving_untouched, snapshot
 from graders.mla.twin import CACHE_ONLY, MISTAKE_OF, Config, forward, random_state, shapes
 
 __all__ = [
@@ -78,28 +79,9 @@ def cache_tensors(cache: Any) -> list[Tensor]:
     return [t for t in cache if isinstance(t, Tensor)] if isinstance(cache, (tuple, list)) else []
 
 
-def _storage_bytes(t: Tensor) -> Tensor:
-    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
-
-
-def _snapshot(tensors):
-    """Each cache tensor with its shape, version counter, values and the bytes behind it."""
-    return [(t, tuple(t.shape), t._version, t.detach().clone(), _storage_bytes(t).clone())
-            for t in tensors]
-
-
-def _changed(snapshot) -> bool:
-    """Whether a tensor changed visibly or in any byte of the storage behind it (kata 11's
-    rule)."""
-    return any(tuple(t.shape) != shape or t._version != version
-               or not torch.equal(torch.nan_to_num(t.detach()), torch.nan_to_num(copy))
-               or not torch.equal(_storage_bytes(t), stored)
-               for t, shape, version, copy, stored in snapshot)
-
-
 def run_forward(impl, module, x, cache, what, on, absorbed=False):
     """forward(x, cache, absorbed) -> (output, cache), the cache passed in checked untouched."""
-    before = _snapshot(cache_tensors(cache))
+    before = snapshot(cache_tensors(cache))
 
     def modified() -> GradingFailure:
         return verdict(f"{what}.forward", on, [
@@ -107,14 +89,8 @@ def run_forward(impl, module, x, cache, what, on, absorbed=False):
             _("(another call may branch from the same cache, as beam search does)")],
             "cache-modified-in-place")
 
-    try:
-        result = impl.call(module, x, cache, absorbed=absorbed, what=f"{what}.forward", on=on)
-    except GradingFailure as failure:
-        if failure.slug is None and _changed(before):
-            raise modified() from None
-        raise
-    if _changed(before):
-        raise modified()
+    result = call_leaving_untouched(impl, module, x, cache, absorbed=absorbed, before=before,
+                                    modified=modified, what=f"{what}.forward", on=on)
     return expect_tuple(result, 2, f"{what}.forward", on, "output, cache")
 
 
