@@ -193,48 +193,12 @@ def _chain(ps: list[list[float]], qs: list[list[float]], drafted: list[int], gam
             for y, w in _draw(bonus_row):
                 yield (tuple(drafted) + (y,), gamma), weight * w
 
-    if mistake == "no-stop-at-rejection":  # every draft tested; each rejection replaced
-        for pattern in range(2 ** gamma):
-            kept = [(pattern >> i) & 1 == 1 for i in range(gamma)]
-            weight = math.prod(r if k else 1 - r for r, k in zip(ratios, kept))
-            if weight == 0:
-                continue
-            options = [[(drafted[i], 1.0)] if kept[i] else _resample(ps[i], qs[i], None)
-                       for i in range(gamma)]
-            for choice in _product(options):
-                tokens = tuple(t for t, _w in choice)
-                w = weight * math.prod(w for _t, w in choice)
-                if all(kept):
-                    yield from bonus(w)
-                else:
-                    yield (tokens, sum(kept)), w
-        return
-    if mistake == "no-stop-at-rejection:count":  # num_accepted = how many tests passed
-        for pattern in range(2 ** gamma):
-            kept = [(pattern >> i) & 1 == 1 for i in range(gamma)]
-            weight = math.prod(r if k else 1 - r for r, k in zip(ratios, kept))
-            a = sum(kept)
-            if weight == 0:
-                continue
-            if a == gamma:
-                yield from bonus(weight)
-            else:
-                for y, w in _resample(ps[a], qs[a], None):
-                    yield (tuple(drafted[:a]) + (y,), a), weight * w
-        return
-    if mistake == "no-stop-at-rejection:skip":  # every passing token kept, the first
-        for pattern in range(2 ** gamma):         # rejection's residual token last
-            kept = [(pattern >> i) & 1 == 1 for i in range(gamma)]
-            weight = math.prod(r if k else 1 - r for r, k in zip(ratios, kept))
-            if weight == 0:
-                continue
+    if mistake and mistake.startswith("no-stop-at-rejection"):  # every draft token tested
+        for kept, weight in _independent_tests(ratios):
             if all(kept):
                 yield from bonus(weight)
-                continue
-            first = kept.index(False)
-            passing = tuple(d for d, k in zip(drafted, kept) if k)
-            for y, w in _resample(ps[first], qs[first], None):
-                yield (passing + (y,), len(passing)), weight * w
+            else:
+                yield from _past_rejection(ps, qs, drafted, kept, weight, mistake)
         return
     if mistake and mistake.startswith("shared-uniform"):
         yield from _shared_uniform(ps, qs, drafted, ratios, gamma, mistake, bonus)
@@ -250,6 +214,36 @@ def _chain(ps: list[list[float]], qs: list[list[float]], drafted: list[int], gam
         if reach == 0:
             return
     yield from bonus(reach)
+
+
+def _independent_tests(ratios: list[float]) -> Iterator[tuple[list[bool], float]]:
+    """Every pass/fail pattern of independent acceptance tests, with its probability > 0."""
+    for pattern in range(2 ** len(ratios)):
+        kept = [(pattern >> i) & 1 == 1 for i in range(len(ratios))]
+        weight = math.prod(r if k else 1 - r for r, k in zip(ratios, kept))
+        if weight > 0:
+            yield kept, weight
+
+
+def _past_rejection(ps, qs, drafted, kept, weight, mistake):
+    """What a step that tests every draft token emits when some test failed: each rejected
+    token replaced by a residual draw (no-stop-at-rejection), the run of passes counted
+    wherever they are (":count": num_accepted = passes, the residual at that index), or the
+    passing tokens kept and the first rejection's residual draw last (":skip")."""
+    if mistake == "no-stop-at-rejection":
+        options = [[(d, 1.0)] if k else _resample(ps[i], qs[i], None)
+                   for i, (d, k) in enumerate(zip(drafted, kept))]
+        for choice in _product(options):
+            yield ((tuple(t for t, _w in choice), sum(kept)),
+                   weight * math.prod(w for _t, w in choice))
+        return
+    if mistake == "no-stop-at-rejection:count":
+        a = sum(kept)
+        passing, at = tuple(drafted[:a]), a
+    else:  # ":skip"
+        passing, at = tuple(d for d, k in zip(drafted, kept) if k), kept.index(False)
+    for y, w in _resample(ps[at], qs[at], None):
+        yield (passing + (y,), len(passing)), weight * w
 
 
 def _shared_uniform(ps, qs, drafted, ratios, gamma, mistake, bonus):
