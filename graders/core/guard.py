@@ -29,6 +29,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from graders.core.i18n import _
+from graders.core.learner_clock import CallClock
 from graders.core.report import GradingFailure, NotImplementedYet, checked_line, mistake_lines
 
 # Graded inputs are tiny: a correct call takes milliseconds. KATA_TIME_LIMIT (seconds)
@@ -199,10 +200,13 @@ def _forbid(forbidden: Sequence[str]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt pure-Python endless loops; a no-op where SIGALRM is unavailable."""
+    """Interrupt pure-Python endless loops after ``seconds`` of the call's own time (see
+    :mod:`graders.core.learner_clock`: time spent waiting for a CPU on a busy machine does not
+    count); a no-op where SIGALRM is unavailable."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
+    clock = CallClock()
 
     def on_alarm(signum, frame):
         # An exception raised inside a weakref callback or a __del__ is swallowed by Python
@@ -210,6 +214,10 @@ def _time_limit(seconds: float) -> Iterator[None]:
         if frame is not None and (frame.f_code.co_name == "__del__" or frame.f_code.co_filename
                                   .endswith(("_weakrefset.py", "weakref.py"))):
             signal.setitimer(signal.ITIMER_REAL, 0.005)
+            return
+        left = clock.left(seconds)
+        if left > 0.001:  # the machine was busy: the call has not had its time yet
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.005))
             return
         raise LearnerTimeout()
 
