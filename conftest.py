@@ -14,6 +14,11 @@ import pytest
 pytest_plugins = ["graders.core.plugin"]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--selftest-slow", action="store_true", dest="selftest_slow",
+                     help="self-tests: run the slow tier too (tests/slow_tier.py)")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """Before xdist reads its options: workers for the self-tests when none were asked for."""
