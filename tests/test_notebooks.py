@@ -9,7 +9,8 @@
   directory is the notebook's folder, (a) as shipped: no cell errors, the grading cell says
   "not implemented yet"; (b) then, in the same kernel, its exercise and every cell after it
   again with the reference solution in the skeleton cell and the quiz answered: every check
-  and every quiz answer passes. One kernel per notebook: it starts and imports once.
+  and every quiz answer passes. One kernel per language per test process, shared by the
+  notebooks (each starts from a fresh namespace in its own folder): it starts and imports once.
 """
 
 from __future__ import annotations
@@ -453,12 +454,49 @@ RESULT_CELL = 'print("KATA-RESULT", result.status, "|", quiz_result.all_correct)
 SHIPPED_END = "KATA-SHIPPED-END"
 
 
-def execute(notebook, folder=NOTEBOOKS_DIR) -> str:
-    """Run every cell in a fresh kernel started in ``folder`` (where the notebook lies);
-    return the text it printed.
+# Before each notebook, in the kernel it shares: a fresh namespace, the notebook's folder as
+# the working directory, and torch's process-wide switches as a new process has them.
+FRESH_START = """\
+%reset -f
+import os as _os, torch as _torch
+_os.chdir({folder!r})
+_torch.set_default_dtype(_torch.float32)
+_torch.set_grad_enabled(True)
+del _os, _torch
+"""
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    """One live kernel per language for this test process, started when first needed: a
+    kernel's start and its imports of torch and the graders cost seconds, paid once here
+    instead of once per notebook. A kernel that died is replaced."""
+    from jupyter_client.manager import KernelManager
+
+    started: dict[str, KernelManager] = {}
+
+    def kernel(language: str) -> KernelManager:
+        manager = started.get(language)
+        if manager is None or not manager.is_alive():
+            manager = KernelManager(kernel_name="python3")
+            manager.start_kernel(cwd=str(NOTEBOOKS_DIR))
+            started[language] = manager
+        return manager
+
+    yield kernel
+    for manager in started.values():
+        manager.shutdown_kernel(now=True)
+
+
+def execute(notebook, folder, kernel) -> str:
+    """Run every cell in ``kernel`` (a live kernel manager), from a fresh namespace with
+    ``folder`` (where the notebook lies) as the working directory; return the text it printed.
 
     Fails on the first cell error, with its traceback."""
-    NotebookClient(notebook, timeout=180, kernel_name="python3",
+    fresh = nbformat.v4.new_code_cell(FRESH_START.format(folder=str(folder)))
+    fresh.id = "kata-fresh-start"
+    notebook.cells.insert(0, fresh)
+    NotebookClient(notebook, timeout=180, km=kernel,
                    resources={"metadata": {"path": str(folder)}}).execute()
     texts = []
     for cell in notebook.cells:
@@ -492,14 +530,14 @@ def shipped_then_reference(kata: Kata, notebook) -> None:
 
 
 @by_notebook
-def test_notebook_runs_as_shipped_then_with_the_reference(kata: Kata, language):
+def test_notebook_runs_as_shipped_then_with_the_reference(kata: Kata, language, kernels):
     """As shipped: no cell fails and grading says "not implemented yet". Then with the
     reference and the right answers: every check and every quiz answer passes, and the
     lesson cells after the exercise run on the learner's (now correct) code."""
     path = build.notebook_path(kata, language)
     notebook = nbformat.read(path, as_version=4)
     shipped_then_reference(kata, notebook)
-    shipped, reference = execute(notebook, path.parent).split(SHIPPED_END)
+    shipped, reference = execute(notebook, path.parent, kernels(language)).split(SHIPPED_END)
     assert "KATA-RESULT not started | False" in shipped, shipped
     assert "KATA-RESULT all passed | True" in reference, reference
     if language == i18n.ENGLISH:
