@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from graders.batching import twin
-from graders.batching.checks import EXAMPLE
-from graders.batching.model import ServingModel
+from graders.batching.checks import EOS_ZERO, EXAMPLE
+from graders.batching.model import ServingModel, decode_alone
 from graders.core import registry
 from graders.frontends import quiz as quizzes
 from graders.core.memory import CreatedTensors
@@ -84,6 +84,14 @@ def test_quiz_and_follow_ups_by_running_the_reference():
     # decode is memory-bound: 4.8 ms to read Llama-3-8B's weights, ridge ~295, 128 KiB/token
     assert round(16.06e9 / 3.35e12 * 1e3, 1) == 4.8 and round(989 / 3.35) == 295
     assert 2 * 32 * 8 * 128 * 2 == 128 * 1024
+
+
+def test_the_eos_zero_case_stops_requests_early():
+    """eos_id = 0 ends three requests before their max_new_tokens, and no prompt holds 0: a
+    scheduler that tests the token for truthiness keeps them going."""
+    early = [i for i, (p, n) in enumerate(EOS_ZERO)
+             if 0 not in p and len(decode_alone(tuple(p), n, 0)) < n]
+    assert early == [1, 2, 4] and all(0 not in p for p, _ in EOS_ZERO)
 
 
 SOURCE = KATA.solution_path.read_text()
