@@ -94,6 +94,24 @@ def test_the_eos_zero_case_stops_requests_early():
     assert early == [1, 2, 4] and all(0 not in p for p, _ in EOS_ZERO)
 
 
+def test_causal_mask_offset_is_worded_in_this_katas_terms(tmp_path):
+    """The shared slug speaks of m_j − n_j here (kata 25's WORDINGS), not of kata 11's cache
+    length s, in the verdict and in `kata check`'s hint column."""
+    from graders.core import catalogue
+    from graders.core.session import grade, render
+    from rich.console import Console
+
+    path = tmp_path / "top_left.py"
+    path.write_text(SOURCE.replace("tril(m - n)", "tril(0)"))
+    session = run_session(KATA, "--impl", str(path))
+    assert session.slugs == {"causal-mask-offset"}
+    assert "m_j − n_j + a" in session.output and "cache length s" not in session.output
+    console = Console(width=200, record=True)
+    render(grade("25", path), console, plain=True)
+    hint = catalogue.mistake("causal-mask-offset", "25").hint
+    assert hint in console.export_text() and "s + t" not in console.export_text()
+
+
 SOURCE = KATA.solution_path.read_text()
 OTHERS = {
     # correct: any maximal policy passes

@@ -1,7 +1,8 @@
 """Kata 25_continuous_batching (iteration-level scheduling over a packed, ragged batch).
 
 Beside the grader (checks.py), what the learner does not read: its registry entry with the
-hint ladder (KATA), the mistakes only it names (MISTAKES) and its quiz (QUESTIONS). Imports
+hint ladder (KATA), the mistakes only it names (MISTAKES), its own words for shared ones
+(WORDINGS) and its quiz (QUESTIONS). Imports
 nothing heavy: `kata list` reads every meta.
 """
 
@@ -122,6 +123,19 @@ MISTAKES = (
     Mistake("outputs-out-of-order",
             "The outputs were returned in finishing order instead of the order of requests.",
             "Keep one output list per request index and return them in that order."),
+)
+
+
+# Shared mistakes in this kata's terms (graders.core.catalogue.mistake): kata 11's words speak
+# of a cache length s, here the offset is m_j − n_j per segment.
+WORDINGS = (
+    Mistake("causal-mask-offset",
+            "A segment's causal mask was not aligned bottom-right: its n_j queries are the last "
+            "n_j of its m_j positions, so query a sees keys 0 … m_j − n_j + a, but the mask was "
+            "shifted otherwise (aligned top-left, as is_causal=True aligns it, or by n_j − m_j): "
+            "right only for a segment with n_j = m_j.",
+            "Per segment, n = n_j queries against m = m_j keys: allowed = torch.ones(n, m, "
+            "dtype=torch.bool).tril(m - n); a decode segment (n = 1) sees all its keys."),
 )
 
 
