@@ -112,6 +112,16 @@ def test_causal_mask_offset_is_worded_in_this_katas_terms(tmp_path):
     assert hint in console.export_text() and "s + t" not in console.export_text()
 
 
+def test_q_modified_in_place_is_called_q_in_every_check(tmp_path):
+    """The no-padding check records the call through a wrapper: the guard still says `q`."""
+    path = tmp_path / "in_place.py"
+    path.write_text(SOURCE.replace("    out = torch.empty_like(q)\n",
+                                   "    q.mul_(1.0)\n    out = torch.empty_like(q)\n"))
+    session = run_session(KATA, "--impl", str(path))
+    assert session.output.count("it modified `q` in place") == 4  # the gradients' q is a leaf
+    assert "`args`" not in session.output
+
+
 SOURCE = KATA.solution_path.read_text()
 OTHERS = {
     # correct: any maximal policy passes

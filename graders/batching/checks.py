@@ -62,6 +62,7 @@ def run_varlen(impl: Implementation, q, k, v, cu_q, cu_k, causal: bool, on: str,
     if recorder is not None:
         inner = fn
 
+        @functools.wraps(inner)  # the guard names the learner's parameters (`q`), not `args`
         def fn(*args, **kwargs):  # noqa: F811 (the same call, recorded)
             with recorder:
                 return inner(*args, **kwargs)
