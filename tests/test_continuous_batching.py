@@ -86,6 +86,31 @@ def test_quiz_and_follow_ups_by_running_the_reference():
     assert 2 * 32 * 8 * 128 * 2 == 128 * 1024
 
 
+def test_decode_batching_shares_the_weight_reads_not_the_kv_reads():
+    """The README's and lesson's follow-up: step time = (weights + B · 2,048 · 128 KiB) / BW
+    for Llama-3-8B at 3.35 TB/s, attention's 4 FLOPs per KV byte, and the cost of chunking an
+    8,192-token prompt in chunks of 512."""
+    weights, bandwidth, kv_per_token = 16.06e9, 3.35e12, 2 * 32 * 8 * 128 * 2
+    rows = {}
+    for batch in (1, 32, 64, 160):
+        kv = batch * 2048 * kv_per_token
+        step = (weights + kv) / bandwidth
+        rows[batch] = (round(kv / 1e9, 2), round(step * 1e3, 2), round(100 * kv / (weights + kv)),
+                       round(batch / step))
+    assert rows == {1: (0.27, 4.87, 2, 205), 32: (8.59, 7.36, 35, 4349),
+                    64: (17.18, 9.92, 52, 6450), 160: (42.95, 17.61, 73, 9083)}
+    assert 160 * 2048 * kv_per_token == 40 * 2**30  # what 40 GiB holds (kata 22)
+    assert 2 * 2 * 32 * 128 / (kv_per_token / 32) == 4  # FLOPs per KV byte, whatever B
+    reread = sum(j * 512 for j in range(8192 // 512))
+    assert (8192 // 512, reread, 8192**2 // (2 * 512)) == (16, 61_440, 65_536)
+    assert (round(reread * kv_per_token / 1e9, 2), round(reread * kv_per_token / bandwidth * 1e3, 1)) \
+        == (8.05, 2.4)
+    readme = (KATA.folder / "README.md").read_text()
+    for shown in ("4.87 ms", "7.36 ms", "9.92 ms", "52%", "17.61 ms", "73%", "205 to 9,083",
+                  "4 FLOPs per KV byte"):
+        assert shown in " ".join(readme.split()), shown
+
+
 def test_the_eos_zero_case_stops_requests_early():
     """eos_id = 0 ends three requests before their max_new_tokens, and no prompt holds 0: a
     scheduler that tests the token for truthiness keeps them going."""

@@ -57,8 +57,9 @@ KATA = Kata(
         "token only when it covers all its request's ready tokens; positions continue from "
         "what the model has seen; a request leaves at eos_id (kept) or its max_new_tokens-th "
         "token.",
-        "take = min(len(known[i]) - seen[i], budget)   # chunk the prompt, never skip it\n"
-        "ids += known[i][seen[i]:seen[i] + take]; pos += range(seen[i], seen[i] + take)",
+        "if seen[i] == len(known[i]):   # after the call: row j is seq_ids[j]'s, chunks yield nothing\n"
+        "    token = int(logits[row].argmax()); known[i].append(token); out[i].append(token)\n"
+        "    done[i] = token == eos_id or len(out[i]) == max_new_tokens   # eos_id may be 0",
     ),
 )
 
@@ -95,7 +96,8 @@ MISTAKES = (
             "token, and schedule only unfinished ones."),
     Mistake("continues-after-eos",
             "A request went on generating after it generated eos_id.",
-            "if token == eos_id or len(out[i]) == max_new_tokens: the request is finished."),
+            "if token == eos_id or len(out[i]) == max_new_tokens: the request is finished "
+            "(compare with ==: eos_id may be 0, so never `if token` or `if eos_id`)."),
     Mistake("eos-dropped",
             "eos_id was generated but left out of the request's output.",
             "Append the token first, then check whether it is eos_id: the output keeps it."),
