@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from graders.batching import twin
-from graders.batching.checks import EXAMPLE
-from graders.batching.model import ServingModel
+from graders.batching.checks import EOS_ZERO, EXAMPLE
+from graders.batching.model import ServingModel, decode_alone
 from graders.core import registry
 from graders.frontends import quiz as quizzes
 from graders.core.memory import CreatedTensors
@@ -84,6 +84,67 @@ def test_quiz_and_follow_ups_by_running_the_reference():
     # decode is memory-bound: 4.8 ms to read Llama-3-8B's weights, ridge ~295, 128 KiB/token
     assert round(16.06e9 / 3.35e12 * 1e3, 1) == 4.8 and round(989 / 3.35) == 295
     assert 2 * 32 * 8 * 128 * 2 == 128 * 1024
+
+
+def test_decode_batching_shares_the_weight_reads_not_the_kv_reads():
+    """The README's and lesson's follow-up: step time = (weights + B · 2,048 · 128 KiB) / BW
+    for Llama-3-8B at 3.35 TB/s, attention's 4 FLOPs per KV byte, and the cost of chunking an
+    8,192-token prompt in chunks of 512."""
+    weights, bandwidth, kv_per_token = 16.06e9, 3.35e12, 2 * 32 * 8 * 128 * 2
+    rows = {}
+    for batch in (1, 32, 64, 160):
+        kv = batch * 2048 * kv_per_token
+        step = (weights + kv) / bandwidth
+        rows[batch] = (round(kv / 1e9, 2), round(step * 1e3, 2), round(100 * kv / (weights + kv)),
+                       round(batch / step))
+    assert rows == {1: (0.27, 4.87, 2, 205), 32: (8.59, 7.36, 35, 4349),
+                    64: (17.18, 9.92, 52, 6450), 160: (42.95, 17.61, 73, 9083)}
+    assert 160 * 2048 * kv_per_token == 40 * 2**30  # what 40 GiB holds (kata 22)
+    assert 2 * 2 * 32 * 128 / (kv_per_token / 32) == 4  # FLOPs per KV byte, whatever B
+    reread = sum(j * 512 for j in range(8192 // 512))
+    assert (8192 // 512, reread, 8192**2 // (2 * 512)) == (16, 61_440, 65_536)
+    assert (round(reread * kv_per_token / 1e9, 2), round(reread * kv_per_token / bandwidth * 1e3, 1)) \
+        == (8.05, 2.4)
+    readme = (KATA.folder / "README.md").read_text()
+    for shown in ("4.87 ms", "7.36 ms", "9.92 ms", "52%", "17.61 ms", "73%", "205 to 9,083",
+                  "4 FLOPs per KV byte"):
+        assert shown in " ".join(readme.split()), shown
+
+
+def test_the_eos_zero_case_stops_requests_early():
+    """eos_id = 0 ends three requests before their max_new_tokens, and no prompt holds 0: a
+    scheduler that tests the token for truthiness keeps them going."""
+    early = [i for i, (p, n) in enumerate(EOS_ZERO)
+             if 0 not in p and len(decode_alone(tuple(p), n, 0)) < n]
+    assert early == [1, 2, 4] and all(0 not in p for p, _ in EOS_ZERO)
+
+
+def test_causal_mask_offset_is_worded_in_this_katas_terms(tmp_path):
+    """The shared slug speaks of m_j − n_j here (kata 25's WORDINGS), not of kata 11's cache
+    length s, in the verdict and in `kata check`'s hint column."""
+    from graders.core import catalogue
+    from graders.core.session import grade, render
+    from rich.console import Console
+
+    path = tmp_path / "top_left.py"
+    path.write_text(SOURCE.replace("tril(m - n)", "tril(0)"))
+    session = run_session(KATA, "--impl", str(path))
+    assert session.slugs == {"causal-mask-offset"}
+    assert "m_j − n_j + a" in session.output and "cache length s" not in session.output
+    console = Console(width=200, record=True)
+    render(grade("25", path), console, plain=True)
+    hint = catalogue.mistake("causal-mask-offset", "25").hint
+    assert hint in console.export_text() and "s + t" not in console.export_text()
+
+
+def test_q_modified_in_place_is_called_q_in_every_check(tmp_path):
+    """The no-padding check records the call through a wrapper: the guard still says `q`."""
+    path = tmp_path / "in_place.py"
+    path.write_text(SOURCE.replace("    out = torch.empty_like(q)\n",
+                                   "    q.mul_(1.0)\n    out = torch.empty_like(q)\n"))
+    session = run_session(KATA, "--impl", str(path))
+    assert session.output.count("it modified `q` in place") == 4  # the gradients' q is a leaf
+    assert "`args`" not in session.output
 
 
 SOURCE = KATA.solution_path.read_text()

@@ -82,6 +82,19 @@ def test_a_katas_own_mistakes_are_named_by_it_alone():
     assert set(declared) == set(catalogue.MISTAKES)
 
 
+def test_a_katas_own_wording_is_of_a_shared_mistake_it_names():
+    for (kata_id, slug), words in catalogue.WORDINGS.items():
+        kata = registry.get(kata_id)
+        shared = {m.slug: m for m in catalogue.SHARED}
+        assert slug in shared and slug in kata.mistakes, (kata.name, slug)
+        assert catalogue.mistake(slug, kata_id) is words
+    # the other katas keep the catalogue's words: kata 11's and 23's causal-mask-offset
+    offset = next(m for m in catalogue.SHARED if m.slug == "causal-mask-offset")
+    assert catalogue.mistake("causal-mask-offset", "11") is offset
+    assert catalogue.mistake("causal-mask-offset", "23") is offset
+    assert catalogue.mistake("causal-mask-offset") is offset  # no kata being graded
+
+
 def test_reading_every_meta_imports_no_torch():
     code = ("import sys; from graders.core import catalogue, registry; "
             "from graders.frontends import quiz; "

@@ -135,3 +135,38 @@ def test_registry_points_at_real_files(kata):
     assert (kata.folder / f"test_{kata.file}").exists()
     assert kata.hints and kata.title
     assert all(p in {k.id for k in registry.KATAS} for p in kata.prerequisites)
+
+
+def test_an_input_modified_in_place_is_named_as_the_learner_calls_it():
+    """The parameter's name, also through a grader's wrapper made with functools.wraps (kata
+    25's no-padding check records the call that way); ``*args`` gives ``args[i]``, ``**kwargs``
+    the keyword: never the bare ``args``."""
+    import functools
+
+    import torch
+
+    from graders.core import guard
+    from graders.core.report import GradingFailure
+
+    def learner(q, k, *rest, **extra):
+        (extra["scale"] if "scale" in extra else rest[0] if rest else q).mul_(2.0)
+        return q
+
+    @functools.wraps(learner)
+    def recorded(*args, **kwargs):
+        return learner(*args, **kwargs)
+
+    def bare(*args, **kwargs):
+        return learner(*args, **kwargs)
+
+    def said(fn, *args, **kwargs):
+        with pytest.raises(GradingFailure) as failure:
+            guard.call(fn, *args, what="f", on="x", **kwargs)
+        return str(failure.value).split("it modified ", 1)[1].split(" in place")[0]
+
+    q, k = torch.ones(2), torch.ones(2)
+    assert said(learner, q.clone(), k) == "`q`"
+    assert said(recorded, q.clone(), k) == "`q`"
+    assert said(bare, q.clone(), k) == "`args[0]`"
+    assert said(learner, q, k, torch.ones(3)) == "`rest[0]`"
+    assert said(learner, q, k, scale=torch.ones(3)) == "`scale`"

@@ -20,7 +20,7 @@ from torch import Tensor
 from graders.batching import twin
 from graders.batching.model import ServingModel, decode_alone
 from graders.core.compare import GRAD_SLACK, expect_close
-from graders.core.i18n import N_, _
+from graders.core.i18n import N_, _, listing
 from graders.core.implementation import Implementation
 from graders.core.inputs import grads_of, leaf_copies, weighted_sum
 from graders.core.memory import CreatedTensors
@@ -49,11 +49,15 @@ CAUSAL_CASES = (
 FREE_CASES = CAUSAL_CASES + (([(5, 3), (2, 6), (3, 1)], 2, 8),)  # m_j < n_j: no mask
 
 
-def describe_call(q, k, v, cu_q, cu_k, causal: bool) -> str:
-    return describe_inputs(q=q, k=k, v=v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k) + (
-        f", causal={causal}; (n, m) per segment: "
-        + ", ".join(f"({int(a1) - int(a0)}, {int(b1) - int(b0)})" for a0, a1, b0, b1
-                    in zip(cu_q.tolist(), cu_q.tolist()[1:], cu_k.tolist(), cu_k.tolist()[1:])))
+def describe_call(q, k, v, cu_q, cu_k, causal: bool, segments: bool = True) -> str:
+    """The inputs, causal, and (``segments``) each segment's (n, m), in the learner's language."""
+    inputs = describe_inputs(q=q, k=k, v=v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k)
+    if not segments:
+        return _("{inputs}, causal={causal}", inputs=inputs, causal=causal)
+    pairs = listing(f"({int(a1) - int(a0)}, {int(b1) - int(b0)})" for a0, a1, b0, b1
+                    in zip(cu_q.tolist(), cu_q.tolist()[1:], cu_k.tolist(), cu_k.tolist()[1:]))
+    return _("{inputs}, causal={causal}; (n, m) per segment: {pairs}", inputs=inputs,
+             causal=causal, pairs=pairs)
 
 
 def run_varlen(impl: Implementation, q, k, v, cu_q, cu_k, causal: bool, on: str,
@@ -62,6 +66,7 @@ def run_varlen(impl: Implementation, q, k, v, cu_q, cu_k, causal: bool, on: str,
     if recorder is not None:
         inner = fn
 
+        @functools.wraps(inner)  # the guard names the learner's parameters (`q`), not `args`
         def fn(*args, **kwargs):  # noqa: F811 (the same call, recorded)
             with recorder:
                 return inner(*args, **kwargs)
@@ -82,7 +87,8 @@ def leak_suspect(impl: Implementation, q, k, v, cu_q, cu_k, causal: bool, on: st
             k2[keys], v2[keys] = k[keys].flip(0) * 2 + 1, v[keys].flip(0) * 3 - 1
             again = run_varlen(impl, q.clone(), k2, v2, cu_q, cu_k, causal, on)
             if isinstance(again, Tensor) and again.shape == got.shape and not torch.allclose(
-                    again[rows].double(), got[rows].detach().double(), rtol=1e-4, atol=1e-5):
+                    again[rows].double(), got[rows].detach().double(), rtol=1e-4, atol=1e-5,
+                    equal_nan=True):  # NaN rows that stay NaN do not leak
                 return True
         return False
     return Suspect("cross-sequence-attention", matches=matches)
@@ -163,7 +169,7 @@ def test_varlen_attention_gradients(impl: Implementation) -> None:
           "segments)"))
 def test_varlen_attention_creates_no_padding(impl: Implementation) -> None:
     q, k, v, cu_q, cu_k = twin.skewed_batch()
-    on = describe_call(q, k, v, cu_q, cu_k, True).split(";")[0] + _(
+    on = describe_call(q, k, v, cu_q, cu_k, True, segments=False) + _(
         "; a 96-token prefill, 40 decode segments (n = 1, m = 8), a 5-token chunk after 15 "
         "cached tokens")
     recorder = CreatedTensors()
@@ -215,9 +221,10 @@ def describe_requests(requests, S: int, C: int, eos_id: int | None) -> str:
 
 def schedule_line(model: ServingModel, last: int = 6) -> str:
     calls = ["(" + ", ".join(f"R{i} {t}" for i, t in call) + ")" for call in model.schedule]
-    shown = calls[-last:]
+    if not calls:
+        return _("no call was accepted before this one")
     return _("the calls accepted before, as (request, tokens): {calls}",
-             calls=("… " if len(calls) > last else "") + (", ".join(shown) or "none"))
+             calls=("… " if len(calls) > last else "") + listing(calls[-last:]))
 
 
 def call_generate(impl: Implementation, model: ServingModel, requests, S: int, C: int,
@@ -363,8 +370,14 @@ def eos_case() -> tuple[list, int]:
     return requests, eos
 
 
+# eos_id = 0, a falsy id: `if token:` or `if eos_id and ...` never stops. Requests 1, 2 and 4
+# generate 0 before their last token (tests/test_continuous_batching.py checks it).
+EOS_ZERO = [([4, 2], 9), ([7, 17, 5, 10, 5], 6), ([15, 14, 13], 9), ([6, 1], 3), ([3, 21], 8)]
+
+
 @pytest.mark.core
-@title(N_("generate_all with eos_id: eos kept, nothing after it"))
+@title(N_("generate_all with eos_id (also eos_id = 0): eos kept, nothing after it"))
 def test_generate_all_eos(impl: Implementation) -> None:
     requests, eos = eos_case()
     check_generate(impl, requests, 3, 6, eos)
+    check_generate(impl, EOS_ZERO, 3, 6, 0)

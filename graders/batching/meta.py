@@ -1,7 +1,8 @@
 """Kata 25_continuous_batching (iteration-level scheduling over a packed, ragged batch).
 
 Beside the grader (checks.py), what the learner does not read: its registry entry with the
-hint ladder (KATA), the mistakes only it names (MISTAKES) and its quiz (QUESTIONS). Imports
+hint ladder (KATA), the mistakes only it names (MISTAKES), its own words for shared ones
+(WORDINGS) and its quiz (QUESTIONS). Imports
 nothing heavy: `kata list` reads every meta.
 """
 
@@ -56,8 +57,9 @@ KATA = Kata(
         "token only when it covers all its request's ready tokens; positions continue from "
         "what the model has seen; a request leaves at eos_id (kept) or its max_new_tokens-th "
         "token.",
-        "take = min(len(known[i]) - seen[i], budget)   # chunk the prompt, never skip it\n"
-        "ids += known[i][seen[i]:seen[i] + take]; pos += range(seen[i], seen[i] + take)",
+        "if seen[i] == len(known[i]):   # after the call: row j is seq_ids[j]'s, chunks yield nothing\n"
+        "    token = int(logits[row].argmax()); known[i].append(token); out[i].append(token)\n"
+        "    done[i] = token == eos_id or len(out[i]) == max_new_tokens   # eos_id may be 0",
     ),
 )
 
@@ -94,7 +96,8 @@ MISTAKES = (
             "token, and schedule only unfinished ones."),
     Mistake("continues-after-eos",
             "A request went on generating after it generated eos_id.",
-            "if token == eos_id or len(out[i]) == max_new_tokens: the request is finished."),
+            "if token == eos_id or len(out[i]) == max_new_tokens: the request is finished "
+            "(compare with ==: eos_id may be 0, so never `if token` or `if eos_id`)."),
     Mistake("eos-dropped",
             "eos_id was generated but left out of the request's output.",
             "Append the token first, then check whether it is eos_id: the output keeps it."),
@@ -122,6 +125,19 @@ MISTAKES = (
     Mistake("outputs-out-of-order",
             "The outputs were returned in finishing order instead of the order of requests.",
             "Keep one output list per request index and return them in that order."),
+)
+
+
+# Shared mistakes in this kata's terms (graders.core.catalogue.mistake): kata 11's words speak
+# of a cache length s, here the offset is m_j − n_j per segment.
+WORDINGS = (
+    Mistake("causal-mask-offset",
+            "A segment's causal mask was not aligned bottom-right: its n_j queries are the last "
+            "n_j of its m_j positions, so query a sees keys 0 … m_j − n_j + a, but the mask was "
+            "shifted otherwise (aligned top-left, as is_causal=True aligns it, or by n_j − m_j): "
+            "right only for a segment with n_j = m_j.",
+            "Per segment, n = n_j queries against m = m_j keys: allowed = torch.ones(n, m, "
+            "dtype=torch.bool).tril(m - n); a decode segment (n = 1) sees all its keys."),
 )
 
 

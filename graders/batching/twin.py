@@ -19,7 +19,8 @@ from graders.core.mistakes import Suspect
 # A switch of the reference -> the catalogued mistake it reproduces.
 ATTENTION_MISTAKES = {
     "no-scale": "missing-scale",
-    "top-left": "causal-mask-offset",
+    "top-left": "causal-mask-offset",  # tril(0): right only where n_j = m_j
+    "flipped": "causal-mask-offset",  # tril(n - m), n and m swapped: right only where n_j = m_j
     "no-causal": "causal-mask-missing",
     "pack-causal": "cross-sequence-attention",  # one causal mask over the whole pack
     "pack-causal-top-left": "cross-sequence-attention",
@@ -52,7 +53,7 @@ def varlen(q: Tensor, k: Tensor, v: Tensor, cu_q: Tensor, cu_k: Tensor, causal: 
         n, m = qs.shape[0], ks.shape[0]
         scores = torch.einsum("ahd,bhd->hab", qs, ks) * scale
         if causal and mistake != "no-causal":
-            diagonal = 0 if mistake == "top-left" else m - n
+            diagonal = {"top-left": 0, "flipped": n - m}.get(mistake, m - n)
             allowed = torch.ones(n, m, dtype=torch.bool, device=q.device).tril(diagonal)
             scores = scores.masked_fill(~allowed, float("-inf"))
         parts.append(torch.einsum("hab,bhd->ahd", scores.softmax(-1), vs))

@@ -3,10 +3,15 @@
 Slugs are stable identifiers (see CONTRACT.md, section 4). Graders recognise a
 mistake by *behaviour* (graders.core.mistakes); this module only holds the words: here
 the mistakes several katas share, and beside each kata (``graders/<module>/meta.py``,
-``MISTAKES``) the ones only its grader names. :data:`MISTAKES` gathers them all.
+``MISTAKES``) the ones only its grader names. :data:`MISTAKES` gathers them all. A kata may
+word a shared mistake in its own terms (its meta's ``WORDINGS``): :func:`mistake` gives the
+words of the kata being graded.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 from graders.core import registry
 from graders.core.kata import Mistake
@@ -235,3 +240,28 @@ SHARED = (
 
 MISTAKES: dict[str, Mistake] = {
     m.slug: m for m in (*SHARED, *(mistake for meta in registry.METAS for mistake in meta.MISTAKES))}
+
+# A shared mistake in one kata's own terms (kata 25's causal-mask-offset speaks of m_j − n_j,
+# not of kata 11's cache length s): (kata id, slug) -> its entry, from each meta's WORDINGS.
+WORDINGS: dict[tuple[str, str], Mistake] = {
+    (meta.KATA.id, m.slug): m for meta in registry.METAS for m in getattr(meta, "WORDINGS", ())}
+
+_grading: list[str | None] = []  # the kata whose checks run now (graders.core.plugin)
+
+
+def mistake(slug: str, kata_id: str | None = None) -> Mistake:
+    """The entry for ``slug`` in the words of kata ``kata_id`` (by default the kata whose
+    check runs now), or the catalogue's own where that kata has none."""
+    if kata_id is None and _grading:
+        kata_id = _grading[-1]
+    return WORDINGS.get((kata_id, slug)) or MISTAKES[slug]
+
+
+@contextlib.contextmanager
+def grading(kata_id: str | None) -> Iterator[None]:
+    """While a check of kata ``kata_id`` runs, :func:`mistake` speaks in its words."""
+    _grading.append(kata_id)
+    try:
+        yield
+    finally:
+        _grading.pop()

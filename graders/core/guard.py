@@ -285,16 +285,27 @@ class PrintedOutput(io.TextIOBase):
 
 
 def _input_names(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[int, str]:
-    """id(tensor) -> the parameter name it was passed as (``query``), where it can be told."""
+    """id(tensor) -> the parameter name it was passed as (``query``), where it can be told:
+    through a wrapper made with functools.wraps, the wrapped function's names; a tensor
+    caught by ``*args`` is ``args[i]``, by ``**kwargs`` its keyword."""
     target = fn.forward if isinstance(fn, torch.nn.Module) else fn
     try:
-        bound = inspect.signature(target).bind_partial(*args, **kwargs)
+        signature = inspect.signature(target)
+        bound = signature.bind_partial(*args, **kwargs)
     except (TypeError, ValueError):
         return {}
     names: dict[int, str] = {}
     for name, value in bound.arguments.items():
-        for tensor in _tensors(value):
-            names.setdefault(id(tensor), name)
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            named = [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            named = list(value.items())
+        else:
+            named = [(name, value)]
+        for label, item in named:
+            for tensor in _tensors(item):
+                names.setdefault(id(tensor), label)
     return names
 
 

@@ -18,7 +18,7 @@ fast_start.import_torch()  # first: torch is imported below and by every graders
 
 import torch  # noqa: E402
 
-from graders.core import interview, loader, registry, torch_shortcuts  # noqa: E402
+from graders.core import catalogue, interview, loader, registry, torch_shortcuts  # noqa: E402
 from graders.core.i18n import _, listing  # noqa: E402
 from graders.core.implementation import Implementation  # noqa: E402
 from graders.core.loader import ImplementationLoadError  # noqa: E402
@@ -76,6 +76,17 @@ def impl(request: pytest.FixtureRequest) -> Implementation:
         loaded[kata.name, path] = Implementation.of(kata, path, module, load_error=error,
                                                     exception_slugs=exception_slugs)
     return loaded[kata.name, path]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Run a check with its kata's words for the mistakes it names (catalogue.mistake)."""
+    try:
+        kata_id = registry.get(item.path).id
+    except KeyError:
+        kata_id = None
+    with catalogue.grading(kata_id):
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from graders.core import i18n
-from graders.core.catalogue import MISTAKES
+from graders.core import catalogue, i18n
 from graders.core.i18n import _, translate
 from graders.core.kata import REPO_ROOT, Kata
 
@@ -57,11 +56,11 @@ def start_with(kata: Kata) -> str:
 
 
 def mistake_lines(slug: str) -> list[str]:
-    """``[slug] explanation`` and ``hint: ...``, from the catalogue, in the learner's
-    language (the slug stays as it is)."""
+    """``[slug] explanation`` and ``hint: ...``, from the catalogue in the words of the kata
+    being graded, in the learner's language (the slug stays as it is)."""
     from graders.core.layout import strip_markers  # the catalogue's emphasis is for markdown
 
-    mistake = MISTAKES[slug]
+    mistake = catalogue.mistake(slug)
     return [f"[{slug}] {strip_markers(translate(mistake.explanation))}",
             hint_line(strip_markers(translate(mistake.hint)))]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graders.core import i18n, registry
-from graders.core.catalogue import MISTAKES
+from graders.core.catalogue import MISTAKES, mistake
 from graders.core.i18n import _, translate
 from graders.core.registry import REPO_ROOT, Kata
 from graders.core.report import start_with
@@ -120,7 +120,7 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
     for check in result.core + result.follow_ups:
         hint = ""
         if check.slug in MISTAKES:
-            hint = translate(MISTAKES[check.slug].hint) if check.slug not in hinted else _("(as above)")
+            hint = translate(mistake(check.slug, kata.id).hint) if check.slug not in hinted else _("(as above)")
             hinted.add(check.slug)
         rows.append([check.label, shown(check.tier),
                      Text(shown(check.outcome), style=styles[check.outcome]),

@@ -3,7 +3,7 @@ mistake of the last attempt with its own hint. The work of kata hint and the roo
 
 from __future__ import annotations
 
-from graders.core.catalogue import MISTAKES
+from graders.core.catalogue import MISTAKES, mistake
 from graders.core.i18n import translate
 from graders.core.registry import HINT_LEVELS, Kata
 from graders.practice.common import hint_level, last_attempt
@@ -46,5 +46,6 @@ def last_mistake(practice: Practice, kata: Kata) -> dict | None:
     if not (latest and latest.get("slugs") and latest["slugs"][0] in MISTAKES):
         return None
     slug = latest["slugs"][0]
-    return {"at": latest["at"], "slug": slug, "explanation": translate(MISTAKES[slug].explanation),
-            "hint": translate(MISTAKES[slug].hint)}
+    words = mistake(slug, kata.id)  # in the kata's own terms where it words the slug itself
+    return {"at": latest["at"], "slug": slug, "explanation": translate(words.explanation),
+            "hint": translate(words.hint)}

@@ -7,7 +7,7 @@ import collections
 from typing import Callable
 
 from graders.core import registry
-from graders.core.catalogue import MISTAKES
+from graders.core.catalogue import MISTAKES, mistake
 from graders.core.i18n import _, translate
 from graders.core.registry import Kata
 from graders.core.results import ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED, shown
@@ -56,7 +56,7 @@ def practise_next(summaries: list[dict], state: dict, room: bool = False) -> lis
                     "{status}; its recurring mistakes are hidden while its mock interview runs.",
                     status=shown(status))})
                 continue
-            hint = MISTAKES[slug].hint if slug in MISTAKES else ""
+            hint = mistake(slug, registry.get(s["kata"]).id).hint if slug in MISTAKES else ""
             reason = _("{status}, and [{slug}] keeps coming back ({count} attempts).",
                        status=shown(status), slug=slug, count=s["mistakes"][slug])
             buckets[0].append({"kata": s["kata"], "reason": f"{reason} {translate(hint)}".strip()})

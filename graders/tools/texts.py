@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.core import i18n
-from graders.core.catalogue import MISTAKES
+from graders.core.catalogue import MISTAKES, WORDINGS
 from graders.core.registry import KATAS, NOTEBOOKS_DIR, PRISTINE_SKELETON, REPO_ROOT, Kata
 from graders.frontends import quiz
 from graders.tools import lesson_code
@@ -76,8 +76,11 @@ def source_messages() -> list[Text]:
 
 
 def mistake_texts() -> list[Text]:
-    return [Text(text, f"[{slug}] {part}")
-            for slug, mistake in MISTAKES.items()
+    """Every mistake's explanation and hint, then the katas' own wordings of shared ones."""
+    entries = [(f"[{slug}]", mistake) for slug, mistake in MISTAKES.items()]
+    entries += [(f"[{slug}] in kata {kata_id}", mistake)
+                for (kata_id, slug), mistake in WORDINGS.items()]
+    return [Text(text, f"{where} {part}") for where, mistake in entries
             for part, text in (("explanation", mistake.explanation), ("hint", mistake.hint))]
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 
-from graders.core.catalogue import MISTAKES
+from graders.core import registry
+from graders.core.catalogue import MISTAKES, mistake
 from graders.core.i18n import _, translate
 from graders.core.results import SKIPPED, KataResult, shown, shown_tally
 
@@ -63,8 +64,9 @@ def verdict(result: KataResult, *, hidden: bool = False) -> dict:
                  "verdict": translate(check.verdict) if check.outcome == SKIPPED else check.verdict,
                  "slug": check.slug, "pictures": pictures}
         if check.slug and check.slug in MISTAKES and not hidden:
-            entry["explanation"] = translate(MISTAKES[check.slug].explanation)
-            entry["hint"] = translate(MISTAKES[check.slug].hint)
+            words = mistake(check.slug, registry.get(result.kata).id)  # the kata's own wording
+            entry["explanation"] = translate(words.explanation)
+            entry["hint"] = translate(words.hint)
             # shown apart above, so the verdict keeps what was checked, on which input, and
             # expected vs got
             from graders.core import interview
