@@ -95,8 +95,8 @@ MISTAKES = (
             "After the loop: bonus ~ P[n - 1 + gamma]; return the gamma draft tokens and the "
             "bonus."),
     Mistake("bonus-from-wrong-position",
-            "The bonus token was drawn from another row of the target than p_gamma, the row "
-            "after the last draft token: p_(gamma-1), the row that judged that token, p_0, "
+            "The bonus token was drawn from another row than p_gamma, the target's row after "
+            "the last draft token: p_(gamma-1), the row that judged that token, p_0, "
             "or the draft's last row q_(gamma-1).",
             "P has n + gamma rows; the bonus comes from the last one, P[n - 1 + gamma]."),
     Mistake("draft-not-sampled",
