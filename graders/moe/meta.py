@@ -44,15 +44,18 @@ KATA = Kata(
     forbidden=(),
     hints=(
         "Route one token on paper first: logits over the experts, a softmax, its top_k, their "
-        "weights. Then ask which rows each expert must see, and how many times it may be "
-        "called in one forward.",
+        "weights. Then ask which rows each expert must see, how many times it may be called "
+        "in one forward, and which numbers of the aux loss are counts.",
         "Loop over the experts, not the tokens: for expert e, torch.where(chosen == e) gives "
         "the tokens (and the top-k slots) routed to it, in token order. Run the expert once on "
         "those rows, weight its output, and add it back with index_add_ (never assign: a "
-        "token's second expert must add to its first). Capacity is then a cut of that list.",
-        "token_ids, slot = torch.where(chosen == e)  # rows ascend: token order\n"
-        "token_ids, slot = token_ids[:capacity], slot[:capacity]\n"
-        "output.index_add_(0, token_ids, self.experts[e](tokens[token_ids]) * weights[token_ids, slot, None])",
+        "token's second expert must add to its first). Capacity is then a cut of that list. "
+        "In the aux loss, f_i counts every one of the T · top_k choices (neither "
+        "probabilities nor first choices alone) and P_i is the full softmax's mean over the "
+        "tokens: only P_i carries a gradient.",
+        "token_ids, slot = torch.where(chosen == e)  # slot: which of each token's top_k picked e\n"
+        "w = weights[token_ids, slot, None]  # (rows, 1): that pick's weight; weights[token_ids] is (rows, top_k)\n"
+        "f = torch.bincount(chosen.flatten(), minlength=num_experts) / chosen.numel()  # every pick",
     ),
 )
 
