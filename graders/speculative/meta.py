@@ -72,9 +72,9 @@ MISTAKES = (
             "residual = (p - q).clamp(min=0); draw from residual / residual.sum()."),
     Mistake("residual-from-draft",
             "At a rejection the token was drawn from the draft's row q_i again instead of the "
-            "residual max(0, p_i - q_i): the draft's favourite tokens, the very ones the "
-            "target just found too likely, come back, and tokens the target likes more than "
-            "the draft does stay too rare.",
+            "residual max(0, p_i - q_i): tokens the draft proposes more often than the target "
+            "wants (q > p, where rejections come from) come back, and tokens the target likes "
+            "more than the draft does stay too rare.",
             "residual = (p - q).clamp(min=0); draw from residual / residual.sum(): the mass "
             "the target has and the draft lacks."),
     Mistake("residual-not-normalised",
