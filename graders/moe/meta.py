@@ -64,8 +64,8 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("router-softmax-missing",
             "The top-k were taken of the raw router logits and used as the weights (divided "
             "by their sum, or as they are): logits are no probabilities, so the weights are "
-            "wrong, negative or huge when the logits are near 0, although the same experts "
-            "are chosen.",
+            "wrong (negative, or huge when the chosen logits sum to nearly 0), although the "
+            "same experts are chosen.",
             "probs = torch.softmax(router_logits, dim=-1); weights, chosen = probs.topk(top_k); "
             "then renormalise if norm_topk_prob."),
     Mistake("topk-renormalisation-wrong",
