@@ -101,6 +101,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.longrepr = report.verdict
         if _in_mock(item):  # shown without the mistake's name and hint; recorded whole
             report.longrepr = interview.hidden_verdict(report.verdict, report.slug)
+        elif report.slug:  # explained once a run; recorded whole
+            report.longrepr = _explained_once(item, report.verdict, report.slug)
     # The call phase, or the setup phase when setup failed (e.g. the file does not import).
     if report.when == "call" or (report.when == "setup" and not report.passed):
         record(item, report)
@@ -108,6 +110,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 _RESULTS_KEY = pytest.StashKey[dict]()
+_EXPLAINED_KEY = pytest.StashKey[set]()
+
+
+def _explained_once(item: pytest.Item, verdict: str, slug: str) -> str:
+    """``verdict`` as the terminal shows it: a mistake already explained by an earlier
+    failure of this run keeps its ``[slug]`` line, which points there, without its
+    explanation and hint (one mistake failing six checks reads once, not six times)."""
+    from graders.core.report import mistake_lines
+
+    explained = item.config.stash.setdefault(_EXPLAINED_KEY, set())
+    lines = verdict.splitlines()
+    full = mistake_lines(slug)
+    if slug not in explained or not all(line in lines for line in full):
+        explained.add(slug)
+        return verdict
+    pointer = f"[{slug}] " + _("the same mistake as above: its explanation and hint are there")
+    lines[lines.index(full[0])] = pointer
+    lines.remove(full[1])
+    return "\n".join(lines)
 
 
 def _in_mock(item: pytest.Item) -> bool:

@@ -22,6 +22,7 @@ KATA = Kata(
     target_minutes=30,
     prerequisites=("15",),
     mistakes=(
+        "router-softmax-missing",
         "topk-renormalisation-wrong",
         "softmax-twice",
         "softmax-wrong-dim",
@@ -31,6 +32,7 @@ KATA = Kata(
         "dense-expert-compute",
         "expert-called-repeatedly",
         "aux-loss-from-topk-weights",
+        "aux-loss-f-wrong",
         "aux-loss-scale-wrong",
         "aux-loss-no-gradient",
         "z-loss-wrong",
@@ -42,20 +44,30 @@ KATA = Kata(
     forbidden=(),
     hints=(
         "Route one token on paper first: logits over the experts, a softmax, its top_k, their "
-        "weights. Then ask which rows each expert must see, and how many times it may be "
-        "called in one forward.",
+        "weights. Then ask which rows each expert must see, how many times it may be called "
+        "in one forward, and which numbers of the aux loss are counts.",
         "Loop over the experts, not the tokens: for expert e, torch.where(chosen == e) gives "
         "the tokens (and the top-k slots) routed to it, in token order. Run the expert once on "
         "those rows, weight its output, and add it back with index_add_ (never assign: a "
-        "token's second expert must add to its first). Capacity is then a cut of that list.",
-        "token_ids, slot = torch.where(chosen == e)  # rows ascend: token order\n"
-        "token_ids, slot = token_ids[:capacity], slot[:capacity]\n"
-        "output.index_add_(0, token_ids, self.experts[e](tokens[token_ids]) * weights[token_ids, slot, None])",
+        "token's second expert must add to its first). Capacity is then a cut of that list. "
+        "In the aux loss, f_i counts every one of the T · top_k choices (neither "
+        "probabilities nor first choices alone) and P_i is the full softmax's mean over the "
+        "tokens: only P_i carries a gradient.",
+        "token_ids, slot = torch.where(chosen == e)  # slot: which of each token's top_k picked e\n"
+        "w = weights[token_ids, slot, None]  # (rows, 1): that pick's weight; weights[token_ids] is (rows, top_k)\n"
+        "f = torch.bincount(chosen.flatten(), minlength=num_experts) / chosen.numel()  # every pick",
     ),
 )
 
 
 MISTAKES: tuple[Mistake, ...] = (
+    Mistake("router-softmax-missing",
+            "The top-k were taken of the raw router logits and used as the weights (divided "
+            "by their sum, or as they are): logits are no probabilities, so the weights are "
+            "wrong (negative, or huge when the chosen logits sum to nearly 0), although the "
+            "same experts are chosen.",
+            "probs = torch.softmax(router_logits, dim=-1); weights, chosen = probs.topk(top_k); "
+            "then renormalise if norm_topk_prob."),
     Mistake("topk-renormalisation-wrong",
             "The top-k weights were not divided by their sum with norm_topk_prob=True (or were "
             "with norm_topk_prob=False).",
@@ -89,9 +101,16 @@ MISTAKES: tuple[Mistake, ...] = (
             "experts, instead of the full softmax.",
             "P_i = softmax(router_logits).mean(0): every token's probability for expert i, "
             "before top-k."),
+    Mistake("aux-loss-f-wrong",
+            "f_i is not the fraction of the T · top_k assignments that go to expert i: it was "
+            "the mean router probability (a soft f, which makes the loss N · Σ P_i²) or was "
+            "counted from each token's first choice alone (argmax) although top_k > 1.",
+            "f_i counts every top-k choice: a bincount of torch.topk(probs, top_k).indices over "
+            "all T · top_k of them, divided by T · top_k; no gradient."),
     Mistake("aux-loss-scale-wrong",
             "The load-balancing loss has another scale than N · Σ f_i · P_i (or top_k times "
-            "it, Hugging Face's): balanced routing does not give 1.",
+            "it, Hugging Face's): no factor N, a mean over the experts instead of a sum, or N "
+            "twice. Balanced routing does not give 1.",
             "f_i = count_i / (T · top_k), P_i = mean probability, loss = N · Σ f_i · P_i."),
     Mistake("aux-loss-no-gradient",
             "The load-balancing loss does not train the router: P_i was detached or taken "

@@ -69,7 +69,10 @@ def capacity_of(cfg: Config, tokens: int, mistake: str | None = None) -> int | N
 
 def routing(cfg: Config, logits: Tensor, mistake: str | None = None) -> tuple[Tensor, Tensor]:
     """(weights (T, k), chosen experts (T, k)) from the router's logits (T, N)."""
-    probs = torch.softmax(logits, dim=0 if mistake == "softmax-wrong-dim" else -1)
+    if mistake == "router-softmax-missing":  # top-k of the raw logits, used as weights
+        probs = logits
+    else:
+        probs = torch.softmax(logits, dim=0 if mistake == "softmax-wrong-dim" else -1)
     weights, chosen = torch.topk(probs, cfg.top_k, dim=-1)
     renormalise = cfg.norm_topk_prob != (mistake == "topk-renormalisation-wrong")
     if mistake == "softmax-twice":
@@ -174,13 +177,20 @@ def top_k_margin(cfg: Config, logits: Tensor) -> float:
 
 
 def load_balancing_loss(logits: Tensor, top_k: int, mistake: str | None = None) -> Tensor:
-    """N * sum_i f_i P_i over the (..., N) logits."""
+    """N * sum_i f_i P_i over the (..., N) logits: a 0-d tensor. f_i (N,) is the fraction of
+    the T·top_k assignments going to expert i, P_i (N,) the mean router probability."""
     logits = logits.reshape(-1, logits.shape[-1])
     tokens, experts = logits.shape
     probs = torch.softmax(logits, dim=-1)
     chosen = torch.topk(probs, top_k, dim=-1).indices
     f = torch.zeros(experts, dtype=probs.dtype).index_add(
         0, chosen.reshape(-1), torch.ones(chosen.numel(), dtype=probs.dtype)) / (tokens * top_k)
+    if mistake == "aux-loss-f-wrong:soft":  # f_i = mean probability (no counts at all)
+        f = probs.mean(dim=0)
+    elif mistake == "aux-loss-f-wrong:argmax":  # f_i from each token's first choice alone
+        first = probs.argmax(dim=-1)
+        f = torch.zeros(experts, dtype=probs.dtype).index_add(
+            0, first, torch.ones(tokens, dtype=probs.dtype)) / tokens
     p = probs.mean(dim=0)
     if mistake == "aux-loss-from-topk-weights":
         top = torch.topk(probs, top_k, dim=-1).values
@@ -195,6 +205,8 @@ def load_balancing_loss(logits: Tensor, top_k: int, mistake: str | None = None) 
         loss = loss * top_k / experts
     elif mistake == "aux-loss-scale-wrong:squared-n":
         loss = loss * experts
+    elif mistake == "aux-loss-scale-wrong:mean":  # (f * p).mean(): a mean over experts, no N
+        loss = loss / experts ** 2
     return loss
 
 
@@ -213,7 +225,7 @@ def router_z_loss(logits: Tensor, mistake: str | None = None) -> Tensor:
 
 
 FORWARD_MISTAKES = [
-    "topk-renormalisation-wrong", "softmax-twice", "softmax-wrong-dim",
+    "router-softmax-missing", "topk-renormalisation-wrong", "softmax-twice", "softmax-wrong-dim",
     "routing-weights-not-applied:sum", "routing-weights-not-applied:mean", "combine-overwrites",
     "combine-overwrites:slots", "swiglu-gate-swapped",
 ]
@@ -223,8 +235,9 @@ CAPACITY_MISTAKES = [
     "capacity-priority-wrong:highest-weights", "capacity-priority-wrong:first-choices-first",
     "dropped-weights-renormalised", "dropped-token-passthrough",
 ]
-AUX_MISTAKES = ["aux-loss-from-topk-weights", "aux-loss-scale-wrong:no-n",
-                "aux-loss-scale-wrong:per-token-no-n", "aux-loss-scale-wrong:squared-n"]
+AUX_MISTAKES = ["aux-loss-from-topk-weights", "aux-loss-f-wrong:soft", "aux-loss-f-wrong:argmax",
+                "aux-loss-scale-wrong:no-n", "aux-loss-scale-wrong:per-token-no-n",
+                "aux-loss-scale-wrong:squared-n", "aux-loss-scale-wrong:mean"]
 Z_MISTAKES = ["z-loss-wrong:logit-squares", "z-loss-wrong:max", "z-loss-wrong:no-square",
               "z-loss-wrong:sum"]
 

@@ -23,6 +23,7 @@ KATA = Kata(
         "ratio-inverted",
         "ratio-not-clipped",
         "residual-from-target",
+        "residual-from-draft",
         "residual-not-normalised",
         "residual-not-clamped",
         "bonus-token-missing",
@@ -69,10 +70,17 @@ MISTAKES = (
             "residual max(0, p_i - q_i): tokens the draft already proposes too often are "
             "drawn again, and the output is no longer distributed as the target's.",
             "residual = (p - q).clamp(min=0); draw from residual / residual.sum()."),
+    Mistake("residual-from-draft",
+            "At a rejection the token was drawn from the draft's row q_i again instead of the "
+            "residual max(0, p_i - q_i): tokens the draft proposes more often than the target "
+            "wants (q > p, where rejections come from) come back, and tokens the target likes "
+            "more than the draft does stay too rare.",
+            "residual = (p - q).clamp(min=0); draw from residual / residual.sum(): the mass "
+            "the target has and the draft lacks."),
     Mistake("residual-not-normalised",
             "The clamped residual was used as probabilities without dividing by its sum: "
-            "an inverse-CDF draw then sends the missing mass to the last token (or past the "
-            "vocabulary).",
+            "an inverse-CDF draw then sends the missing mass to the last token, past the "
+            "vocabulary, or to token 0 (argmax of an all-False cdf > u).",
             "residual / residual.sum() before the draw (torch.multinomial normalises for "
             "you; an inverse CDF does not)."),
     Mistake("residual-not-clamped",
@@ -87,8 +95,9 @@ MISTAKES = (
             "After the loop: bonus ~ P[n - 1 + gamma]; return the gamma draft tokens and the "
             "bonus."),
     Mistake("bonus-from-wrong-position",
-            "The bonus token was drawn from p_(gamma-1), the row that judged the last draft "
-            "token, instead of p_gamma, the row after it.",
+            "The bonus token was drawn from another row than p_gamma, the target's row after "
+            "the last draft token: p_(gamma-1), the row that judged that token, p_0, "
+            "or the draft's last row q_(gamma-1).",
             "P has n + gamma rows; the bonus comes from the last one, P[n - 1 + gamma]."),
     Mistake("draft-not-sampled",
             "The draft tokens were the draft's argmax while the test used p/q as if they "

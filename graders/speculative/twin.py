@@ -26,10 +26,14 @@ Distribution = dict[Outcome, float]
 MISTAKE_OF: dict[str, str] = {
     "ratio-inverted": "ratio-inverted",
     "residual-from-target": "residual-from-target",
+    "residual-from-draft": "residual-from-draft",
     "residual-not-normalised": "residual-not-normalised",
     "residual-not-normalised:unclamped": "residual-not-normalised",
+    "residual-not-normalised:first": "residual-not-normalised",
     "bonus-token-missing": "bonus-token-missing",
     "bonus-from-wrong-position": "bonus-from-wrong-position",
+    "bonus-from-wrong-position:first": "bonus-from-wrong-position",
+    "bonus-from-wrong-position:draft": "bonus-from-wrong-position",
     "draft-not-sampled": "draft-not-sampled",
     "position-off-by-one": "position-off-by-one",
     "position-off-by-one:draft": "position-off-by-one",
@@ -150,11 +154,15 @@ def _resample(p: list[float], q: list[float], mistake: str | None) -> list[tuple
     """The distribution of the token emitted at a rejection."""
     if mistake == "residual-from-target":
         return list(_draw(p))
-    if mistake in ("residual-not-normalised", "residual-not-normalised:unclamped"):
+    if mistake == "residual-from-draft":  # the draft's row again: the commonest slip
+        return list(_draw(q))
+    if mistake and mistake.startswith("residual-not-normalised"):
         # inverse CDF with u ~ U[0, 1) on the clamped difference, whose sum s < 1: every u
-        # above s falls past the last token (clamped to it, or index V when not clamped)
+        # above s falls past the last token (clamped to it, or index V when not clamped), or
+        # to token 0 (":first": argmax(cdf > u) of an all-False row)
         residual = [max(0.0, a - b) for a, b in zip(p, q)]
-        last = len(p) - 1 if mistake == "residual-not-normalised" else len(p)
+        spill = {"residual-not-normalised": len(p) - 1, "residual-not-normalised:first": 0}
+        last = spill.get(mistake, len(p))
         out = [(t, r) for t, r in enumerate(residual) if r > 0 and t != last]
         tail = 1.0 - sum(r for _t, r in out)
         return out + [(last, tail)] if tail > 1e-15 else out
@@ -184,7 +192,9 @@ def _chain(ps: list[list[float]], qs: list[list[float]], drafted: list[int], gam
            mistake: str | None) -> Iterator[tuple[Outcome, float]]:
     """The outcomes of verifying one draft sequence, with their probabilities."""
     ratios = [_ratio(ps[i], qs[i], drafted[i], mistake) for i in range(gamma)]
-    bonus_row = ps[gamma - 1] if mistake == "bonus-from-wrong-position" else ps[gamma]
+    bonus_row = {"bonus-from-wrong-position": ps[gamma - 1],
+                 "bonus-from-wrong-position:first": ps[0],
+                 "bonus-from-wrong-position:draft": qs[gamma - 1]}.get(mistake or "", ps[gamma])
 
     def bonus(weight: float) -> Iterator[tuple[Outcome, float]]:
         if mistake == "bonus-token-missing":
@@ -342,6 +352,8 @@ GREEDY_MISTAKE_OF: dict[str, str] = {
     "keeps-draft": "greedy-not-target-greedy",  # the draft's token kept at the first mismatch
     "no-correction": "greedy-not-target-greedy",  # nothing after the accepted tokens
     "bonus-from-wrong-position": "bonus-from-wrong-position",  # bonus = argmax p_(gamma-1)
+    "bonus-from-wrong-position:first": "bonus-from-wrong-position",  # bonus = argmax p_0
+    "bonus-from-wrong-position:draft": "bonus-from-wrong-position",  # argmax q_(gamma-1)
     "position-off-by-one": "position-off-by-one",  # d_i judged by p_(i+1)
     "no-stop:count": "no-stop-at-rejection",  # num_accepted = how many tokens matched
     "no-stop:skip": "no-stop-at-rejection",  # every matching token kept
@@ -381,7 +393,9 @@ def greedy_step(target: ToyModel, draft: ToyModel, prefix: tuple[int, ...],
             return tuple(drafted[:i]) + (judge(i),), i
     if mistake == "no-correction":
         return tuple(drafted), gamma
-    bonus = best(gamma - 1) if mistake == "bonus-from-wrong-position" else best(gamma)
+    bonus = {"bonus-from-wrong-position": best(gamma - 1),
+             "bonus-from-wrong-position:first": best(0),
+             "bonus-from-wrong-position:draft": drafted[-1]}.get(mistake or "", best(gamma))
     return tuple(drafted) + (bonus,), gamma
 
 

@@ -109,5 +109,45 @@ print("z-loss of zeros over 8 experts:", round(torch.logsumexp(torch.zeros(5, 8)
 for batch in (1, 4, 8, 16, 32):
     print(f"batch {batch:2d}: an expert is unused with probability {0.75 ** batch:.3f}")
 
+# %% [markdown]
+# ## 6. Follow-ups
+#
+# **Balancing without an aux loss (DeepSeek-V3).** Affinities are sigmoids, not a softmax.
+# A per-expert bias is added to them *for selecting* the top-8 only; the gate weights use the
+# unbiased affinities, normalised over the selected experts. After each step the bias of an
+# overloaded expert drops by γ and that of an underloaded one rises by γ. A tiny
+# sequence-wise aux loss (α = 1e-4) remains, and routing is limited to 4 nodes per token.
+#
+# **Shared and fine-grained experts (DeepSeekMoE).** Split each expert into m smaller ones
+# (hidden / m) and route to m · k of them: the same FLOPs, far more combinations of experts
+# (below). Always-on shared experts hold what every token needs, so the routed ones
+# specialise. DeepSeek-V3: 1 shared and 256 routed experts, top-8.
+#
+# **Expert parallelism.** With the experts spread over devices, one layer makes two
+# all-to-alls, dispatch and combine, each moving `top_k · dim` values per token (below, for
+# DeepSeek-V3 in bfloat16). Engines overlap them with compute (two micro-batches; DeepSeek's
+# DualPipe) and bound them by node-limited routing.
+#
+# **Expert-choice routing.** Each expert picks its top-C tokens: perfect balance, and a
+# variable number of experts per token. But a token's routing then depends on the other
+# tokens of the batch, future ones included: it breaks causality and batch invariance, so it
+# cannot serve autoregressive decoding.
+#
+# **Dropless MoE.** Sort (permute) the tokens by expert, run one grouped GEMM (or
+# MegaBlocks' block-sparse GEMM) over groups of any size, un-permute with the weights: no
+# padding, no drops. vLLM's and SGLang's `fused_moe` kernels use a `sorted_token_ids` /
+# `expert_ids` layout padded to the block size.
+#
+# **Capacity at inference.** Dropping makes a token's output depend on what else is in the
+# batch, and on its size: results change with load. Mixtral-class models are trained and
+# served dropless; capacity is a device of training throughput.
+
+# %%
+print("top-2 of 16 experts:", math.comb(16, 2), "combinations;",
+      "top-8 of 64 quarter-size experts:", f"{math.comb(64, 8):,}")
+dim, k_v3 = 7168, 8                                                   # DeepSeek-V3
+print(f"DeepSeek-V3, one all-to-all: {k_v3 * dim:,} values per token, "
+      f"{k_v3 * dim * 2:,} bytes in bfloat16")
+
 # %%
 # kata: quiz

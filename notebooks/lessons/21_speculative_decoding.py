@@ -98,5 +98,37 @@ p_row, q_row = one_hot(2), one_hot(1)
 print("ratio p/q at the draft's token:", (p_row[1] / q_row[1]).item(), "-> always rejected")
 print("residual:", (p_row - q_row).clamp(min=0).tolist(), "-> the target's argmax, 2")
 
+# %% [markdown]
+# ## 5. Follow-ups
+#
+# **When does speculation stop paying?** When the target is compute-bound. At batch `B` the
+# verify pass processes `B · (γ + 1)` tokens; in bfloat16 each token does 2 FLOPs per weight
+# and the pass reads 2 bytes per weight, so it does about `B · (γ + 1)` FLOPs per byte. Past
+# the ridge (below, for an H100) every rejected token is paid in FLOPs: engines lower `γ` or
+# turn speculation off at high load.
+#
+# **Is Medusa's "typical acceptance" lossless?** No: it keeps a candidate whose target
+# probability is above an entropy-dependent threshold, trading exactness for length. Medusa
+# with this kata's rejection rule, and EAGLE's tree verification, are lossless.
+#
+# **Draft trees in one pass.** Flatten the tree into one sequence with a tree attention mask
+# (each node sees its ancestors only) and position ids by depth, then accept the longest
+# path by the same rule along it (SpecInfer, Medusa, EAGLE-2).
+#
+# **Must draft and target share a tokenizer?** For this rule, yes: it compares `p` and `q`
+# over one vocabulary. HF's universal assisted generation re-tokenises text between the two
+# models, and is no longer exactly this rule.
+#
+# **How do engines choose `γ`?** Fixed per deployment (vLLM's `num_speculative_tokens`), or
+# adaptively: HF's assisted generation raises the number of assistant tokens by 2 after a
+# fully accepted step and lowers it by 1 otherwise.
+
+# %%
+flops, bandwidth = 989.4e12, 3.35e12                                  # H100 SXM, bfloat16
+ridge = flops / bandwidth
+print(f"ridge: {ridge:.0f} FLOPs per byte, i.e. about {ridge:.0f} tokens per verify pass")
+for gamma in (2, 4, 8):
+    print(f"gamma {gamma}: compute-bound from a batch of about {ridge / (gamma + 1):.0f}")
+
 # %%
 # kata: quiz

@@ -13,6 +13,21 @@ KEEP = "                token_ids, slot = token_ids[:capacity], slot[:capacity]"
 P = "    p = probs.mean(dim=0)"
 
 MUTANTS = [
+    Mutant('router-softmax-missing', why="The top-k of the raw router logits, renormalised "
+           "(no softmax): the room's `weights, chosen = torch.topk(router_logits, self.top_k, dim=-1)`.",
+           edits=[("        probs = torch.softmax(router_logits, dim=-1)\n"
+                   "        weights, chosen = torch.topk(probs, self.top_k, dim=-1)",
+                   "        weights, chosen = torch.topk(router_logits, self.top_k, dim=-1)")]),
+    Mutant('aux-loss-f-wrong', why='f_i the mean router probability (a soft f) instead of counts.',
+           edits=[("    f = counts / (logits.shape[0] * top_k)\n", "    f = probs.mean(dim=0)\n")]),
+    Mutant('aux-loss-f-wrong', variant='argmax_counts', why="f_i counted from each token's "
+           "argmax alone, divided by T, whatever top_k.",
+           edits=[("    chosen = torch.topk(probs, top_k, dim=-1).indices\n",
+                   "    chosen = probs.argmax(dim=-1, keepdim=True)\n"),
+                  ("    f = counts / (logits.shape[0] * top_k)\n", "    f = counts / logits.shape[0]\n")]),
+    Mutant('aux-loss-scale-wrong', variant='mean_over_experts', why='A mean over the experts '
+           'instead of the sum and the factor N: (f * p).mean().',
+           edits=[("    return num_experts * (f * p).sum()", "    return (f * p).mean()")]),
     Mutant('topk-renormalisation-wrong', why='The condition is inverted: renormalised exactly '
            'when norm_topk_prob is False.',
            edits=[(NORMALISE, NORMALISE.replace("if self.norm_topk_prob", "if not self.norm_topk_prob"))]),

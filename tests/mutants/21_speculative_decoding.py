@@ -29,6 +29,21 @@ MUTANTS = [
         edits=[(RESIDUAL, "                residual = p.clone()\n")],
     ),
     Mutant(
+        'residual-from-draft',
+        why='the token after a rejection is drawn from the draft\'s row q again.',
+        edits=[("                last = int(torch.multinomial(residual / residual.sum(), 1, generator=generator))\n",
+                "                last = int(torch.multinomial(q, 1, generator=generator))\n")],
+    ),
+    Mutant(
+        'residual-not-normalised',
+        variant='argmax_of_cdf',
+        why='an inverse CDF of the unnormalised residual by argmax(cdf > u): when u is above '
+            'its total, every comparison is False and token 0 comes out.',
+        edits=[("                last = int(torch.multinomial(residual / residual.sum(), 1, generator=generator))\n",
+                "                u = torch.rand((), dtype=residual.dtype, generator=generator)\n"
+                "                last = int(torch.argmax((residual.cumsum(0) > u).int()))\n")],
+    ),
+    Mutant(
         'residual-not-normalised',
         base='inverse_cdf_bernoulli',
         why='the clamped difference goes to an inverse-CDF draw that assumes a total of 1.',
@@ -52,6 +67,18 @@ MUTANTS = [
         'bonus-from-wrong-position',
         why='the bonus token comes from the row that judged the last draft token.',
         edits=[("    bonus_row = target_rows[gamma]\n", "    bonus_row = target_rows[gamma - 1]\n")],
+    ),
+    Mutant(
+        'bonus-from-wrong-position',
+        variant='first_row',
+        why='the bonus token comes from the first verified row, p_0.',
+        edits=[("    bonus_row = target_rows[gamma]\n", "    bonus_row = target_rows[0]\n")],
+    ),
+    Mutant(
+        'bonus-from-wrong-position',
+        variant='draft_row',
+        why='the bonus token comes from the draft\'s last row.',
+        edits=[("    bonus_row = target_rows[gamma]\n", "    bonus_row = draft_rows[-1]\n")],
     ),
     Mutant(
         'draft-not-sampled',
