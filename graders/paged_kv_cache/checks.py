@@ -172,8 +172,8 @@ def check_scenario(impl: Implementation, scenario: Scenario, check: str) -> None
     if got[step].detail:
         details.append(got[step].detail)
     if op[0] == "fork" and got[step].outcome != "ok":
-        details.append(_("fork allocates nothing (it shares the parent's blocks), so it never "
-                         "raises OutOfBlocksError"))
+        details.append(_("fork allocates nothing (it shares the parent's blocks): it needs no "
+                         "free block and never raises OutOfBlocksError"))
     later = later_keys_changed(scenario, got, want, step)
     if later:
         details.append(later)
