@@ -171,7 +171,8 @@ def paged_reference(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_tables: T
                     seq_lens: Tensor, mistake: str | None = None) -> Tensor:
     """Decode attention of q (b, h, d) through the tables, in float64, cast to q's dtype;
     ``mistake`` one of ATTENTION_MISTAKES (a slug, or "slug/variant": /one-length reads
-    max(seq_lens) positions of every sequence, its padding entries included)."""
+    max(seq_lens) positions of every sequence, its padding entries included; /keys and
+    /values tile one of the two only)."""
     b, h, d = q.shape
     size, out = k_cache.size(1), []
     for i in range(b):
@@ -184,10 +185,10 @@ def paged_reference(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_tables: T
         k = k_cache[blocks].flatten(0, 1)[:n].double()
         v = v_cache[blocks].flatten(0, 1)[:n].double()
         group = h // k.size(1)
-        if mistake == "kv-heads-tiled":
-            k, v = k.repeat(1, group, 1), v.repeat(1, group, 1)
-        else:
-            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        tile_k = mistake in ("kv-heads-tiled", "kv-heads-tiled/keys")
+        tile_v = mistake in ("kv-heads-tiled", "kv-heads-tiled/values")
+        k = k.repeat(1, group, 1) if tile_k else k.repeat_interleave(group, dim=1)
+        v = v.repeat(1, group, 1) if tile_v else v.repeat_interleave(group, dim=1)
         scores = torch.einsum("hd,nhd->hn", q[i].double(), k)
         if mistake != "missing-scale":
             scores = scores / math.sqrt(d)
@@ -195,5 +196,5 @@ def paged_reference(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_tables: T
     return torch.stack(out).to(q.dtype)
 
 
-ATTENTION_MISTAKES = ("kv-heads-tiled", "missing-scale", "stale-slots-read",
-                      "stale-slots-read/one-length")
+ATTENTION_MISTAKES = ("kv-heads-tiled", "kv-heads-tiled/keys", "kv-heads-tiled/values",
+                      "missing-scale", "stale-slots-read", "stale-slots-read/one-length")

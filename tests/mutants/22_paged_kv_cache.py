@@ -167,6 +167,13 @@ MUTANTS = [
                 "v_cache[blocks].flatten(0, 1)[:n].repeat(1, group, 1)")],
     ),
     Mutant(
+        'kv-heads-tiled',
+        why='the keys tiled with repeat, the values still expanded with repeat_interleave.',
+        variant='keys_only',
+        edits=[("k_cache[blocks].flatten(0, 1)[:n].repeat_interleave(group, dim=1)",
+                "k_cache[blocks].flatten(0, 1)[:n].repeat(1, group, 1)")],
+    ),
+    Mutant(
         'missing-scale',
         why='the scores are not divided by sqrt(head_dim).',
         edits=[(" / math.sqrt(head_dim)\n", "\n")],
