@@ -125,7 +125,7 @@ def word(code: Any) -> str:
     if code == "table too short":
         return _("table too short")
     if code == "values":
-        return _("values differ")
+        return _("returns other values")
     if code.startswith("shape "):
         return _("shape {shape}", shape=code[len("shape "):])
     return code
