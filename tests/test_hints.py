@@ -421,3 +421,22 @@ def test_kata16_rung_is_the_scatter_back_to_vocabulary_order_alone():
     remove = run_rung("16", remove_sorted=remove_sorted, order=order)["remove"]
     expected = torch.isneginf(solution("16").top_p_filter(logits, 0.6))
     assert torch.equal(remove, expected)
+
+
+def test_kata22_rung_counts_the_blocks_and_gathers_one_sequence():
+    """Rung 3 reaches both halves of kata 22 (teaching review 2026-12-01 L2): the blocks an
+    append needs (the copy included), and paged_attention's gather of one sequence's blocks
+    cut at its length, each query head reading kv head j // (num_heads // num_kv_heads)."""
+    class Cache:
+        ref_counts = [1, 2, 2, 1]
+
+    for L, t, table, want in ((6, 1, [0, 1], 1), (6, 3, [0, 1], 2), (8, 1, [0, 1], 1),
+                              (5, 2, [0, 3], 0)):
+        torch.manual_seed(L + t)
+        k_cache = torch.randn(6, 4, 2, 3)
+        block_tables = torch.tensor([[4, 2, 5, -1], [3, 1, -1, -1]])
+        ran = run_rung("22", L=L, t=t, block_size=4, self=Cache(), table=table, i=1, n=7,
+                       block_tables=block_tables, k_cache=k_cache, num_heads=6, num_kv_heads=2)
+        assert ran["needed"] == want
+        assert torch.equal(ran["k"], k_cache[[3, 1]].flatten(0, 1)[:7].repeat_interleave(3, dim=1))
+        assert ran["k"][:, 5].equal(k_cache[[3, 1]].flatten(0, 1)[:7, 5 // 3])

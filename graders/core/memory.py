@@ -70,6 +70,7 @@ class KeptStorage:
     shape: tuple[int, ...]  # the shape of the (first) tensor seen on this storage
     elements: int  # the storage's size in elements of that tensor's dtype
     floating: bool  # whether that tensor holds floating-point (or complex) numbers
+    data_ptr: int  # the storage's address: tells a view of a known tensor without re-reaching it
 
 
 def kept_storages(obj: Any, name: str = "self", max_depth: int = 6) -> list[KeptStorage]:
@@ -84,7 +85,8 @@ def kept_storages(obj: Any, name: str = "self", max_depth: int = 6) -> list[Kept
             if storage.nbytes() and key not in storages:
                 storages[key] = KeptStorage(path, tuple(value.shape),
                                             storage.nbytes() // value.element_size(),
-                                            value.is_floating_point() or value.is_complex())
+                                            value.is_floating_point() or value.is_complex(),
+                                            storage.data_ptr())
             return
         if depth > max_depth or id(value) in seen_objects or isinstance(value, NOT_WALKED):
             return

@@ -51,9 +51,15 @@ KATA = Kata(
         "block is shared (refcount > 1): copy the L % block_size filled slots into a fresh "
         "block, put it at the end of the table, drop one reference to the old one. Raise "
         "OutOfBlocksError first if that is more than are free. fork copies the table and "
-        "adds one to each block's count; free subtracts one and returns blocks at zero.",
+        "adds one to each block's count; free subtracts one and returns blocks at zero. In "
+        "paged_attention, one sequence at a time (the memory rule): gather only its first "
+        "ceil(n / block_size) table entries, flatten them to positions and keep the first n "
+        "= seq_lens[i]; query head j reads kv head j // (num_heads // num_kv_heads).",
         "copy = L % block_size != 0 and self.ref_counts[table[-1]] > 1\n"
-        "needed = math.ceil((L + t) / block_size) - math.ceil(L / block_size) + int(copy)",
+        "needed = math.ceil((L + t) / block_size) - math.ceil(L / block_size) + int(copy)\n"
+        "blocks = block_tables[i, :math.ceil(n / block_size)].long()  # sequence i's blocks only\n"
+        "k = k_cache[blocks].flatten(0, 1)[:n].repeat_interleave(num_heads // num_kv_heads, dim=1)"
+        "  # (n, num_heads, head_dim)",
     ),
 )
 
@@ -77,7 +83,8 @@ MISTAKES: tuple[Mistake, ...] = (
             "block only when a token lands at p % block_size == 0."),
     Mistake("stale-slots-read",
             "Attention or keys_values read past the sequence: slots beyond its length in the "
-            "last block, or padding entries of the table used as blocks.",
+            "last block, padding entries of the table used as blocks, or one length (the "
+            "longest) used for every sequence.",
             "Gather ceil(L / block_size) blocks, flatten them to positions and keep the first "
             "L; ignore the table's entries after them."),
     Mistake("block-order-wrong",
@@ -85,13 +92,14 @@ MISTAKES: tuple[Mistake, ...] = (
             "Read the blocks in the order of the block table (k_cache[table]), never sorted: "
             "after frees the free list hands blocks out in any order."),
     Mistake("free-shared-block",
-            "free returned a block another sequence still holds, so the next allocation "
-            "overwrote that sequence's keys.",
+            "free returned a block another sequence still holds (too many blocks free after "
+            "it), so the next allocation can overwrite that sequence's keys.",
             "free subtracts one from each block's reference count and returns a block to the "
             "free list only when its count reaches zero."),
     Mistake("cow-missing",
-            "An append wrote into a block shared with another sequence (after fork): the "
-            "sibling's keys changed.",
+            "An append wrote into a block shared with another sequence (after fork) instead of "
+            "copying it: no fresh block was taken (one more block free than expected), and the "
+            "sibling's keys change as soon as either of them writes that slot.",
             "Before writing into a partly filled last block whose reference count is above "
             "one, copy it into a fresh block and write there (copy-on-write)."),
     Mistake("cow-copy-incomplete",
@@ -116,7 +124,8 @@ MISTAKES: tuple[Mistake, ...] = (
             "OutOfBlocksError when more are needed than are free."),
     Mistake("out-of-blocks-not-atomic",
             "OutOfBlocksError was raised after some tokens, blocks or copies were already "
-            "written or taken.",
+            "written or taken: a check made after the copy-on-write, or a shortfall found "
+            "only when the free list ran empty mid-way.",
             "Check before changing anything: compute the blocks needed for all t tokens (and "
             "the copy) first, raise, and only then allocate and write."),
     Mistake("dense-batch-gather",
@@ -177,8 +186,9 @@ QUESTIONS = (
         "An append needs one more block than is free. What must the cache do?",
         "B", CHOICE,
         "Raise OutOfBlocksError before changing anything, so the scheduler can preempt a "
-        "sequence (recompute it later or swap its blocks to CPU) and retry; a half-written "
-        "append would leave a sequence whose length and keys disagree.",
+        "sequence (recompute it later or swap its blocks to CPU; vLLM's V1 engine only "
+        "recomputes) and retry; a half-written append would leave a sequence whose length and "
+        "keys disagree.",
         choices=("write the tokens that fit, then raise",
                  "raise OutOfBlocksError with nothing changed",
                  "evict the oldest sequence's blocks",

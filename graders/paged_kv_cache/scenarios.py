@@ -18,11 +18,16 @@ import torch
 from torch import Tensor
 
 from graders.core.inputs import randn
-from graders.paged_kv_cache.twin import ALLOCATOR_MISTAKES, TwinCache
+from graders.paged_kv_cache.twin import ALLOCATOR_MISTAKES, TwinCache, slug_of
 from graders.paged_kv_cache.twin import OutOfBlocksError as TwinOutOfBlocks
 
 # ("new", name) | ("append", name, t) | ("fork", parent, child) | ("free", name)
 Op = tuple
+
+# A step's outcome: "ok", "out-of-blocks", "error: <Type>", or SKIPPED when the sequence it
+# names was never made (an earlier new_sequence or fork failed). Codes, compared as they are;
+# checks.state_line words them in the learner's language.
+SKIPPED = "skipped"
 
 
 @dataclass
@@ -61,7 +66,7 @@ def new_rows(scenario: Scenario, step: int, t: int) -> tuple[Tensor, Tensor]:
 
 @dataclass
 class Observation:
-    outcome: str  # "ok", "out-of-blocks" or "error: <Type>"
+    outcome: str  # "ok", "out-of-blocks", "error: <Type>" or SKIPPED
     free: Any
     sequences: dict[str, tuple]  # name -> (seq_len, table length, placement, keys_values)
     detail: str = ""
@@ -80,17 +85,19 @@ def _pool_state(cache: Any, ids: dict[str, Any], truth: dict[str, tuple[Tensor, 
         except Exception as error:  # noqa: BLE001 (any failure is observed)
             state[name] = (f"error: {type(error).__name__}",)
             continue
-        size = cache.k_cache.size(1)
         placed = "ok"
         try:
+            size = cache.k_cache.size(1)
             for p in range(min(length, len(keys))):
                 block, offset = table[p // size], p % size
                 if not (torch.equal(cache.k_cache[block, offset], keys[p])
                         and torch.equal(cache.v_cache[block, offset], values[p])):
                     placed = f"wrong at {p}"
                     break
-        except Exception:  # noqa: BLE001
+        except IndexError:
             placed = "table too short"
+        except Exception as error:  # noqa: BLE001
+            placed = f"error: {type(error).__name__}"
         try:
             got_k, got_v = cache.keys_values(seq_id)
             if tuple(got_k.shape) != tuple(keys.shape) or tuple(got_v.shape) != tuple(values.shape):
@@ -115,7 +122,11 @@ def run(scenario: Scenario, cache: Any, out_of_blocks: type, call=None) -> list[
     trace = []
     for step, op in enumerate(scenario.ops):
         detail = ""
-        if op[0] == "new":
+        if op[0] != "new" and op[1] not in ids:
+            # An earlier step that should have made this sequence failed (the first
+            # difference, reported there): nothing to call.
+            outcome, result = SKIPPED, None
+        elif op[0] == "new":
             outcome, result = call(cache.new_sequence, out_of_blocks)
             if outcome == "ok":
                 ids[op[1]], truth[op[1]] = result, (empty, empty)
@@ -187,28 +198,28 @@ def name_mistake(scenario: Scenario, got: list[Observation], step: int,
                  want: list[Observation]) -> str | None:
     """The allocator mistake whose twin first differs at ``step`` as the learner does: for the
     most steps if one does, else at that step exactly, else in the same parts of the
-    observation there."""
-    whole, exact, alike = [], [], []
+    observation there. Switches of one slug (its variants) count as one mistake."""
+    whole, exact, alike = [], set(), set()
     target = _fields(got[step], want[step])
-    for slug in ALLOCATOR_MISTAKES:
+    for switch in ALLOCATOR_MISTAKES:
         try:
-            trace = twin_trace(scenario, slug)
+            trace = twin_trace(scenario, switch)
         except Exception:  # noqa: BLE001 (the mistake cannot run this script)
             continue
         if first_difference(trace, want) != step:
             continue
         agree = first_difference(trace, got)
-        whole.append((len(got) if agree is None else agree, slug))
+        whole.append((len(got) if agree is None else agree, slug_of(switch)))
         if trace[step].key() == got[step].key():
-            exact.append(slug)
+            exact.add(slug_of(switch))
         elif _fields(trace[step], want[step]) == target:
-            alike.append(slug)
-    # The twin that follows the learner longest past the step, if only one does.
+            alike.add(slug_of(switch))
+    # The twin that follows the learner longest past the step, if only one mistake's does.
     longest = max((steps for steps, _slug in whole), default=0)
-    whole = [slug for steps, slug in whole if steps == longest and steps > step + 1]
+    whole = {slug for steps, slug in whole if steps == longest and steps > step + 1}
     for found in (whole, exact, alike):
         if len(found) == 1:
-            return found[0]
+            return next(iter(found))
     return None
 
 

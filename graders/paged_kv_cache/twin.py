@@ -41,7 +41,10 @@ class TwinCache:
         return seq_id
 
     def _take(self) -> int:
-        if self.mistake == "out-of-blocks-unchecked" and not self.free_blocks:
+        if not self.free_blocks:
+            if self.mistake in ("out-of-blocks-not-atomic/take-raises",
+                                "out-of-blocks-not-atomic/cow-uncounted"):
+                raise OutOfBlocksError("out of blocks")  # found mid-way, after changes
             raise IndexError("pop from empty list")
         block = self.free_blocks.pop(0)
         self.ref_counts[block] = 1
@@ -64,7 +67,11 @@ class TwinCache:
         needed = math.ceil((length + t) / size) - math.ceil(length / size) + int(copy)
         if m == "eager-allocation":
             needed = (length + t) // size + 1 - len(table)
-        checked = m not in ("out-of-blocks-unchecked", "out-of-blocks-not-atomic")
+        if m in ("out-of-blocks-unchecked/cow-uncounted", "out-of-blocks-not-atomic/cow-uncounted"):
+            needed -= int(copy)  # the pre-check forgets the copy's block
+        checked = m not in ("out-of-blocks-unchecked", "out-of-blocks-not-atomic",
+                            "out-of-blocks-not-atomic/take-raises",
+                            "out-of-blocks-not-atomic/cow-first")
         if checked and needed > len(self.free_blocks):
             raise OutOfBlocksError("out of blocks")
         if copy:
@@ -74,6 +81,8 @@ class TwinCache:
                 self.v_cache[new, :filled] = self.v_cache[old, :filled]
             table[-1] = new
             self._release(old)
+        if m == "out-of-blocks-not-atomic/cow-first" and needed - int(copy) > len(self.free_blocks):
+            raise OutOfBlocksError("out of blocks")  # checked after the copy
         for i in range(t):
             p = length + i
             if m == "out-of-blocks-not-atomic" and p % size == 0 and not self.free_blocks:
@@ -112,6 +121,11 @@ class TwinCache:
 
     def free(self, seq_id: int) -> None:
         for block in self.tables.pop(seq_id):
+            if self.mistake == "free-shared-block/free":  # counts ignored by free only
+                self.ref_counts[block] = 0
+                if block not in self.free_blocks:
+                    self.free_blocks.append(block)
+                continue
             self._release(block)
         del self.lengths[seq_id]
 
@@ -133,31 +147,48 @@ class TwinCache:
         return self.k_cache[table].flatten(0, 1)[:n], self.v_cache[table].flatten(0, 1)[:n]
 
 
+# The allocator's switches: a slug, or "slug/variant" for another way to make that mistake
+# (named by its slug). /free: free alone ignores the counts (copy-on-write drops its
+# reference right); /cow-uncounted: the pre-check forgets the copy's block, and the empty
+# free list then raises IndexError (unchecked) or OutOfBlocksError after the copy
+# (not atomic); /take-raises: no pre-check, the empty free list raises OutOfBlocksError
+# mid-way; /cow-first: the copy is made before the check.
 ALLOCATOR_MISTAKES = (
     "slot-off-by-one", "no-allocation-when-full", "eager-allocation", "stale-slots-read",
-    "block-order-wrong", "free-shared-block", "cow-missing", "cow-copy-incomplete",
-    "unneeded-copy", "refcount-leak", "out-of-blocks-unchecked", "out-of-blocks-not-atomic",
+    "block-order-wrong", "free-shared-block", "free-shared-block/free", "cow-missing",
+    "cow-copy-incomplete", "unneeded-copy", "refcount-leak", "out-of-blocks-unchecked",
+    "out-of-blocks-unchecked/cow-uncounted", "out-of-blocks-not-atomic",
+    "out-of-blocks-not-atomic/take-raises", "out-of-blocks-not-atomic/cow-uncounted",
+    "out-of-blocks-not-atomic/cow-first",
 )
+
+
+def slug_of(switch: str) -> str:
+    return switch.split("/")[0]
 
 
 def paged_reference(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_tables: Tensor,
                     seq_lens: Tensor, mistake: str | None = None) -> Tensor:
     """Decode attention of q (b, h, d) through the tables, in float64, cast to q's dtype;
-    ``mistake`` one of ATTENTION_MISTAKES."""
+    ``mistake`` one of ATTENTION_MISTAKES (a slug, or "slug/variant": /one-length reads
+    max(seq_lens) positions of every sequence, its padding entries included; /keys and
+    /values tile one of the two only)."""
     b, h, d = q.shape
     size, out = k_cache.size(1), []
     for i in range(b):
         n = int(seq_lens[i])
+        if mistake == "stale-slots-read/one-length":  # the longest length for every sequence
+            n = int(seq_lens.max())
         blocks = block_tables[i, :math.ceil(n / size)].long()
         if mistake == "stale-slots-read":
             n = len(blocks) * size
         k = k_cache[blocks].flatten(0, 1)[:n].double()
         v = v_cache[blocks].flatten(0, 1)[:n].double()
         group = h // k.size(1)
-        if mistake == "kv-heads-tiled":
-            k, v = k.repeat(1, group, 1), v.repeat(1, group, 1)
-        else:
-            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        tile_k = mistake in ("kv-heads-tiled", "kv-heads-tiled/keys")
+        tile_v = mistake in ("kv-heads-tiled", "kv-heads-tiled/values")
+        k = k.repeat(1, group, 1) if tile_k else k.repeat_interleave(group, dim=1)
+        v = v.repeat(1, group, 1) if tile_v else v.repeat_interleave(group, dim=1)
         scores = torch.einsum("hd,nhd->hn", q[i].double(), k)
         if mistake != "missing-scale":
             scores = scores / math.sqrt(d)
@@ -165,4 +196,5 @@ def paged_reference(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_tables: T
     return torch.stack(out).to(q.dtype)
 
 
-ATTENTION_MISTAKES = ("kv-heads-tiled", "missing-scale", "stale-slots-read")
+ATTENTION_MISTAKES = ("kv-heads-tiled", "kv-heads-tiled/keys", "kv-heads-tiled/values",
+                      "missing-scale", "stale-slots-read", "stale-slots-read/one-length")

@@ -11,6 +11,11 @@ TAKE = ("            if p % size == 0:\n"
         "                table.append(self._take())")
 CHECK = ("        if needed > len(self.free_blocks):\n"
          "            raise OutOfBlocksError(f\"need {needed} blocks, {len(self.free_blocks)} free\")")
+NEEDED = "math.ceil(length / size) + int(copy)"
+POP = "        block = self.free_blocks.pop(0)\n"
+# _take finds the empty free list itself and raises OutOfBlocksError: mid-way, after changes.
+TAKE_RAISES = ("        if not self.free_blocks:\n"
+               "            raise OutOfBlocksError('no free block')\n" + POP)
 
 MUTANTS = [
     Mutant(
@@ -51,6 +56,13 @@ MUTANTS = [
                 "        v = v_cache[blocks].flatten(0, 1).repeat_interleave(group, dim=1)")],
     ),
     Mutant(
+        'stale-slots-read',
+        why='paged_attention reads the longest length for every sequence (padding entries '
+            'and stale slots included).',
+        variant='one_length',
+        edits=[("        n = int(seq_lens[i])\n", "        n = int(seq_lens.max())\n")],
+    ),
+    Mutant(
         'block-order-wrong',
         why='keys_values reads the blocks in physical order.',
         edits=[("        table, n = self.tables[seq_id], self.lengths[seq_id]\n        k =",
@@ -61,6 +73,14 @@ MUTANTS = [
         why='free returns every block of the sequence, shared or not.',
         edits=[("        self.ref_counts[block] -= 1\n        if self.ref_counts[block] == 0:",
                 "        self.ref_counts[block] -= 1\n        if block not in self.free_blocks:")],
+    ),
+    Mutant(
+        'free-shared-block',
+        why='free returns every block of the sequence, ignoring the counts (copy-on-write '
+            'still drops its reference right).',
+        variant='free_only',
+        edits=[("        for block in self.tables.pop(seq_id):\n            self._release(block)\n",
+                "        self.free_blocks.extend(self.tables.pop(seq_id))\n")],
     ),
     Mutant(
         'cow-missing',
@@ -99,6 +119,12 @@ MUTANTS = [
         edits=[(CHECK, "        pass")],
     ),
     Mutant(
+        'out-of-blocks-unchecked',
+        why='the pre-check forgets the copy-on-write block: the copy pops an empty free list.',
+        variant='cow_uncounted',
+        edits=[(NEEDED, "math.ceil(length / size)")],
+    ),
+    Mutant(
         'out-of-blocks-not-atomic',
         why='the check is made token by token, after earlier tokens were written.',
         edits=[(CHECK, "        pass"),
@@ -109,12 +135,43 @@ MUTANTS = [
                        "                table.append(self._take())")],
     ),
     Mutant(
+        'out-of-blocks-not-atomic',
+        why='no pre-check: taking a block from the empty free list raises OutOfBlocksError, '
+            'after the append took its first blocks.',
+        variant='take_raises',
+        edits=[(CHECK, "        pass"), (POP, TAKE_RAISES)],
+    ),
+    Mutant(
+        'out-of-blocks-not-atomic',
+        why='the pre-check forgets the copy-on-write block and the empty free list raises '
+            'OutOfBlocksError: after the copy was made.',
+        variant='cow_uncounted',
+        edits=[(NEEDED, "math.ceil(length / size)"), (POP, TAKE_RAISES)],
+    ),
+    Mutant(
+        'out-of-blocks-not-atomic',
+        why='the copy-on-write is made first and the blocks for the tokens checked after it.',
+        variant='cow_first',
+        edits=[(CHECK, "        pass"),
+               ("        for i in range(t):\n",
+                "        if needed - int(copy) > len(self.free_blocks):\n"
+                "            raise OutOfBlocksError('out of blocks')\n"
+                "        for i in range(t):\n")],
+    ),
+    Mutant(
         'kv-heads-tiled',
         why='query head j reads kv head j % num_kv_heads (repeat instead of repeat_interleave).',
         edits=[("k_cache[blocks].flatten(0, 1)[:n].repeat_interleave(group, dim=1)",
                 "k_cache[blocks].flatten(0, 1)[:n].repeat(1, group, 1)"),
                ("v_cache[blocks].flatten(0, 1)[:n].repeat_interleave(group, dim=1)",
                 "v_cache[blocks].flatten(0, 1)[:n].repeat(1, group, 1)")],
+    ),
+    Mutant(
+        'kv-heads-tiled',
+        why='the keys tiled with repeat, the values still expanded with repeat_interleave.',
+        variant='keys_only',
+        edits=[("k_cache[blocks].flatten(0, 1)[:n].repeat_interleave(group, dim=1)",
+                "k_cache[blocks].flatten(0, 1)[:n].repeat(1, group, 1)")],
     ),
     Mutant(
         'missing-scale',
@@ -144,5 +201,24 @@ MUTANTS = [
                 "    from torch.nn.attention.flex_attention import flex_attention\n"
                 "    flex_attention(q[:1, :, None], k_cache[:1].transpose(1, 2)[:, :q.shape[1]], "
                 "v_cache[:1].transpose(1, 2)[:, :q.shape[1]])\n")],
+    ),
+    Mutant(
+        'kv-stored-outside-pool',
+        why='a copy of the keys kept in a dict keyed by a handle object (its repr is no '
+            'Python literal).',
+        variant='keyed_by_object',
+        edits=[("class PagedKVCache:",
+                "class _Handle:\n"
+                "    def __init__(self, seq_id):\n"
+                "        self.seq_id = seq_id\n\n"
+                "    def __hash__(self):\n"
+                "        return hash(self.seq_id)\n\n"
+                "    def __eq__(self, other):\n"
+                "        return isinstance(other, _Handle) and other.seq_id == self.seq_id\n\n\n"
+                "class PagedKVCache:"),
+               ("        self.lengths[seq_id] = length + t\n",
+                "        self.lengths[seq_id] = length + t\n"
+                "        self.shadow = getattr(self, 'shadow', {})\n"
+                "        self.shadow[_Handle(seq_id)] = k.clone()\n")],
     ),
 ]
