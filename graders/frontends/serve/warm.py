@@ -49,13 +49,20 @@ class WarmGrader:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._zygote: subprocess.Popen | None = None
+        self._starting: subprocess.Popen | None = None  # a zygote still importing
 
     def start(self) -> None:
         """Start the zygote now (in the background of the first check otherwise)."""
         with self._lock:
-            self._ensure_started()
+            try:
+                self._ensure_started()
+            except OSError:  # closed while it started (the room stopped): nothing to do
+                pass
 
     def close(self) -> None:
+        starting = self._starting
+        if starting is not None:  # never waited for: the room stops at once
+            starting.kill()
         with self._lock:
             if self._zygote is not None:
                 self._zygote.kill()
@@ -69,8 +76,14 @@ class WarmGrader:
             [sys.executable, "-m", "graders.frontends.serve.warm"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=registry.REPO_ROOT,
             env=dict(os.environ, PYTHONIOENCODING="utf-8"), text=True, start_new_session=True)
-        if zygote.stdout.readline().strip() != "ready":
+        self._starting = zygote
+        try:
+            ready = zygote.stdout.readline().strip() == "ready"
+        finally:
+            self._starting = None
+        if not ready:
             zygote.kill()
+            zygote.wait()
             raise OSError("the warm grader did not start")
         self._zygote = zygote
         return zygote
