@@ -529,8 +529,10 @@ def test_chinese_emphasis_is_rendered_without_its_asterisks(page):
 def test_run_is_offered_only_where_the_readme_has_an_example(page):
     open_kata(page, registry.get("07"))
     expect(page.locator("#btn-run")).to_be_hidden()
+    expect(page.locator("#shortcuts")).not_to_contain_text("Alt+Enter")
     open_kata(page, ATTENTION)
     expect(page.locator("#btn-run")).to_be_visible()
+    expect(page.locator("#shortcuts")).to_contain_text("Alt+Enter")
 
 
 def test_restore_shows_its_latest_answer_alone(page):

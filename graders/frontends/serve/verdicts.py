@@ -114,6 +114,7 @@ def page_texts() -> dict[str, str]:
         "revisit": _("revisit {lesson}"),
         "shortcuts": _("Ctrl+Enter (⌘+Enter): check · Alt+Enter: run the README's example · "
                        "Ctrl+S (⌘+S): save"),
+        "shortcuts_no_run": _("Ctrl+Enter (⌘+Enter): check · Ctrl+S (⌘+S): save"),
         "run": _("Run"), "run_title": _("The README's example, run on your code"),
         "theme_dark": _("Dark theme"), "theme_light": _("Light theme"),
         "draft_restored": _("Your unsaved text from last time is back in the editor (the file "

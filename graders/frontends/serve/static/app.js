@@ -100,7 +100,7 @@ function labels() {
       ["btn-restore", "restore"], ["btn-solution", "solution"], ["btn-quiz", "quiz"],
       ["mock-submit", "submit"], ["mock-abort", "abort"], ["conflict-load", "load_disk"],
       ["conflict-keep", "keep_mine"]]) $(id).textContent = T[key];
-  $("shortcuts").textContent = T.shortcuts;
+  $("shortcuts").textContent = current && !current.hasExample ? T.shortcuts_no_run : T.shortcuts;
   document.documentElement.lang = lang;
   applyTheme();
 }
@@ -219,7 +219,8 @@ async function renderKata(id) {
     return;
   }
   setMock(data.mock);
-  current = {id: data.id, sha: data.sha};
+  current = {id: data.id, sha: data.sha, hasExample: !!data.has_example};
+  labels();  // the shortcuts line: Alt+Enter only where there is an example to run
   $("problem").innerHTML = data.readme;
   $("kata-name").textContent = data.name;
   $("file-name").textContent = data.file;
