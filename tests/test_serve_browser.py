@@ -554,3 +554,23 @@ def test_at_1280_by_800_the_toolbars_buttons_stay_on_one_row(page, key, language
     assert len(set(tops)) == 1, tops
     fits(page)
     page.select_option("#lang", "en")
+
+
+def test_when_the_clock_runs_out_the_pad_is_saved_handed_in_and_graded(page, room):
+    """Defect 4: a 1-minute mock of 02, the reference in the editor, unsaved: at 0:00 the
+    page handed in by itself, but the server had graded the skeleton ("not started")."""
+    heads = registry.get("02")
+    page.goto(room[1])
+    page.locator("#mock-random").wait_for()
+    page.evaluate("startMock({kata: '02', minutes: 1})")
+    expect(page.locator("#mock-bar")).to_be_visible()
+    expect(page.locator("#kata-name")).to_have_text(heads.name)
+    type_file(page, heads.solution_path.read_text())
+    expect(page.locator("#save-state")).to_have_text("unsaved changes")
+    result = page.locator("#mock-result")
+    result.wait_for(timeout=GRADING_S)  # the page's own hand-in at 0:00
+    expect(result).to_contain_text("time ran out")
+    expect(result).to_contain_text("graded as it stood: all passed")
+    expect(page.locator("#verdict #scoreboard")).to_contain_text("all passed")
+    assert (room[0] / "katas" / heads.name / heads.file).read_text() == heads.solution_path.read_text()
+    assert state_of(room)["mocks"][-1]["status"] == "all passed"

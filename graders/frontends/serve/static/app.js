@@ -88,9 +88,11 @@ function setMock(m) {
 
 function tick() {
   if (!mock) return;
-  const left = Math.max(0, Math.round(mock.deadline - (Date.now() + mockClockOffset) / 1000));
+  const exact = mock.deadline - (Date.now() + mockClockOffset) / 1000;  // seconds, by the server's clock
+  const left = Math.max(0, Math.ceil(exact));  // 0:00 once the deadline is past, never before
   $("countdown").textContent = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
-  if (left === 0 && !mock.ending) { mock.ending = true; endMock("submit"); }  // time ran out: handed in as it stands
+  // time ran out: the pad saved and handed in as it stands (the server waits a little for it)
+  if (exact <= 0 && !mock.ending) { mock.ending = true; endMock("submit"); }
 }
 setInterval(tick, 1000);
 
