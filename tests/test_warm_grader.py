@@ -153,3 +153,28 @@ def test_a_zygote_that_is_gone_is_replaced(tmp_path):
         assert grader._zygote is not None and grader._zygote.poll() is None
     finally:
         grader.close()
+
+
+def test_a_check_stopped_by_ctrl_c_ends_a_double_fork_too(warm, tmp_path, monkeypatch):
+    """kata watch: Ctrl-C during a check ends the check and the grandchild it left."""
+    import graders.frontends.serve.warm as module
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("KATA_PID_FILE", str(pids))
+    real_sleep, pressed = time.sleep, []
+
+    def interrupted(seconds):  # Ctrl-C, once, when the grandchild runs
+        if not pressed and pids.exists() and pids.read_text().strip():
+            pressed.append(True)
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    path = learner(tmp_path, SOLUTION + DOUBLE_FORK + "time.sleep(1.5)\n")
+    monkeypatch.setattr(module.time, "sleep", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        warm(ATTENTION, path)
+    monkeypatch.setattr(module.time, "sleep", real_sleep)
+    forked = [int(line) for line in pids.read_text().split()]
+    real_sleep(0.5)
+    assert forked and not any(running(pid) for pid in forked), "the grandchild outlived Ctrl-C"
+    assert warm(ATTENTION, ATTENTION.solution_path).passed

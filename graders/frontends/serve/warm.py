@@ -124,7 +124,15 @@ def wait_for_child(kata: Kata, pid: int, folder: Path, limit: float) -> KataResu
                 timed_out = True
                 break
             time.sleep(POLL_S)
-    except BaseException:  # Ctrl-C in kata watch: the check ends with it
+    except BaseException:  # Ctrl-C in kata watch: the check ends with it, and all it started
+        try:
+            os.kill(pid, signal.SIGTERM)  # its supervisor ends the grading and what it left
+            for _wait in range(400):
+                if not alive(pid):
+                    break
+                time.sleep(POLL_S)
+        except ProcessLookupError:
+            pass
         stop_group(pid)
         raise
     left_running = stop_group(pid) or (folder / "left_running").exists()
@@ -188,6 +196,8 @@ def child(request: dict) -> None:
         pid = os.fork()
         if pid == 0:
             grade(request)
+        # Stopped by the caller (Ctrl-C in kata watch): the grading ends, and what it left
+        signal.signal(signal.SIGTERM, lambda _signal, _frame: os.kill(pid, signal.SIGKILL))
         timed_out, _status = descendants.wait(pid, float(request.get("limit") or RUN_TIME_LIMIT_S))
         if timed_out:
             (folder / "timed_out").touch()
