@@ -708,6 +708,10 @@ def test_backups_are_bounded_oldest_dropped_with_a_message(client, root):
     for _number in range(30):
         assert client.post("/api/kata/03/set-aside", headers=OWN, json={"text": big}).status_code == 200
     assert sum(path.stat().st_size for path in folder.iterdir()) <= MAX_BACKUP_BYTES
+    for readme, newest, size in (("README.md", f"{MAX_BACKUPS} newest", f"{MAX_BACKUP_BYTES >> 20} MiB"),
+                                 ("README.zh-CN.md", f"最新的 {MAX_BACKUPS} 个", f"{MAX_BACKUP_BYTES >> 20} MiB")):
+        text = " ".join((REPO_ROOT / readme).read_text(encoding="utf-8").split())
+        assert newest in text and size in text, readme  # the READMEs say the bounds
 
 
 def test_the_pad_at_0_00_is_saved_then_handed_in_and_graded(root):
