@@ -574,3 +574,16 @@ def test_when_the_clock_runs_out_the_pad_is_saved_handed_in_and_graded(page, roo
     expect(page.locator("#verdict #scoreboard")).to_contain_text("all passed")
     assert (room[0] / "katas" / heads.name / heads.file).read_text() == heads.solution_path.read_text()
     assert state_of(room)["mocks"][-1]["status"] == "all passed"
+
+
+def test_a_language_switch_then_another_kata_shows_that_katas_readme(page):
+    """Seen while checking the toolbar: the README of the kata left (its new-language copy)
+    could replace the one of the kata just opened."""
+    open_kata(page, registry.get("22"))
+    page.select_option("#lang", "zh-CN")
+    page.evaluate("location.hash = '#kata/25'")
+    expect(page.locator("#kata-name")).to_have_text("25_continuous_batching")
+    page.wait_for_timeout(1500)
+    expect(page.locator("#problem h1")).to_contain_text("Kata 25")
+    expect(page.locator("#save-state")).to_be_visible()
+    page.select_option("#lang", "en")

@@ -225,7 +225,7 @@ async function renderKata(id) {
   labels();  // the shortcuts line: Alt+Enter only where there is an example to run
   $("problem").innerHTML = data.readme;
   $("kata-name").textContent = data.name;
-  $("file-name").textContent = data.file;
+  $("file-name").textContent = data.file; $("file-name").title = data.file;
   $("btn-run").hidden = !data.has_example;  // a README with no >>> example: nothing to run
   $("output").innerHTML = "";
   $("conflict").hidden = true;
@@ -517,7 +517,9 @@ $("lang").onchange = async () => {
   lang = $("lang").value; localStorage.setItem("kata-lang", lang);
   await loadTexts();
   if (current && !$("kata").hidden) {
-    const data = await api("/api/kata/" + current.id);
+    const kata = current.id, ticket = shownAt;
+    const data = await api("/api/kata/" + kata);
+    if (ticket !== shownAt || !current || current.id !== kata) return;  // another page meanwhile
     $("problem").innerHTML = data.readme;
     saveState();
     if (verdictShown) await regradeShown();  // a verdict is never left in the old language
