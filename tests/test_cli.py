@@ -11,11 +11,13 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
 import random
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -235,6 +237,26 @@ def test_check_impl_grades_any_file_and_records_nothing(sandbox):
     assert status == 0 and "all passed" in out
     assert not sandbox.state_path.exists()
     assert sandbox.run("check", "--impl", str(HEADS.solution_path))[0] == 2  # which kata?
+
+
+def test_check_in_its_own_process_ends_a_double_fork_with_setsid(sandbox, tmp_path):
+    """kata check grades in the CLI's own process: a grandchild the learner's code left in
+    a session of its own (the room trial's probe, 2026-12-01) ends with the grading, noted."""
+    from tests.test_warm_grader import DOUBLE_FORK, running
+
+    pids, learner = tmp_path / "pids", tmp_path / "attention.py"
+    learner.write_text(registry.get("01").solution_path.read_text() + DOUBLE_FORK)
+    for argv in (["check", "01", "--impl", str(learner)], ["check", "01"]):
+        if argv == ["check", "01"]:
+            shutil.copy(learner, sandbox.file("01"))
+        done = subprocess.run([sys.executable, "-m", "graders.frontends.cli", *argv], cwd=REPO_ROOT,
+                              env={**os.environ, "KATA_ROOT": str(sandbox.root), "KATA_LANG": "en",
+                                   "KATA_PID_FILE": str(pids)},
+                              capture_output=True, text=True, timeout=300)
+        assert "all passed" in done.stdout and "child process" in done.stdout, done.stdout + done.stderr
+    forked = [int(line) for line in pids.read_text().split()]
+    time.sleep(0.5)
+    assert len(forked) == 2 and not any(running(pid) for pid in forked)
 
 
 # --- hint -------------------------------------------------------------------------------

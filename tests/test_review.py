@@ -160,3 +160,13 @@ def test_kata_review_list_report_and_the_rooms_home_agree_on_what_is_due(tmp_pat
     assert (root / "katas" / MHA.name / MHA.file).read_text() == MHA.pristine_skeleton_path.read_text()
     entry = json.loads((root / ".kata" / "state.json").read_text())["reviews"][MHA.name]
     assert entry["started"] and entry["step"] == 0
+
+
+def test_a_review_started_of_a_kata_not_due_is_listed_as_started_by_you(tmp_path):
+    """The room trial (2026-12-01): `kata review 07 --yes` printed "07_flops: due ... (), under way"."""
+    root = prepared_copy(tmp_path)
+    started = kata_command(root, "review", "07", "--yes")
+    assert started.returncode == 0, started.stdout + started.stderr
+    listed = kata_command(root, "review").stdout
+    assert "07_flops: due " in listed and "(started by you), under way" in listed, listed
+    assert "()" not in listed

@@ -166,6 +166,8 @@ def test_a_mock_past_its_deadline_is_handed_in_as_time_ran_out(root):
                                           clock=lambda: now[0]), base_url=f"http://127.0.0.1:{PORT}")
     client.post("/api/mock/start", headers=OWN, json={"kata": "01", "minutes": 1})
     now[0] += 61
+    assert client.get("/api/mock", headers=OWN).json()["mock"] is not None  # the page's own hand-in's grace
+    now[0] += server.MOCK_GRACE_S
     assert client.get("/api/mock", headers=OWN).json()["mock"] is None  # any request hands it in
     submitted = client.post("/api/mock/submit", headers=OWN, json={}).json()
     assert submitted["record"]["outcome"] == "time ran out" and "time ran out" in submitted["message"]
@@ -638,3 +640,185 @@ def test_the_rooms_report_advises_with_its_buttons(client, root):
         assert "01_attention" in report and "02_heads" in report
         for command in ("kata hint", "kata mock", "kata list"):
             assert command not in report, (language, command, report)
+
+
+# -- the room trial of 2026-12-01: each defect, sent as the trial sent it --
+
+def test_review_as_a_mock_starts_the_mock_and_answers_it(client, root):
+    """Defect 1: POST /api/review/start {"kata": "01", "mock": true} answered 500 (the room's
+    words lacked "mock.started") after it had started the mock."""
+    learner_file(root).write_text(MISSING_SCALE)
+    response = client.post("/api/review/start", headers=OWN, json={"kata": "01", "mock": True})
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["mock"]["id"] == "01" and "Hand in" in data["message"], data
+    assert "kata mock" not in data["message"]  # the room's words, naming its buttons
+
+
+def test_every_message_the_service_says_has_the_rooms_words():
+    from graders.frontends.cli import words as cli_words
+    from graders.frontends.serve import words as room_words
+
+    # restore.no_such: a backup chosen by number, which only the CLI offers
+    assert set(cli_words.WORDS) - set(room_words.WORDS) == {"restore.no_such"}
+
+
+@pytest.mark.parametrize("route", ["save", "check", "run", "set-aside"])
+def test_a_lone_surrogate_in_the_text_is_refused_with_a_sentence(client, root, route):
+    """Problem 2: {"text": "\\ud800"} gave a 500 (UnicodeEncodeError) on these four routes."""
+    before = learner_file(root).read_bytes()
+    page = opened(client)
+    body = '{"text": "x = 1\\n\\ud800", "base": "%s"}' % page["sha"]
+    response = client.post(f"/api/kata/01/{route}", headers={**OWN, "Content-Type": "application/json"},
+                           content=body.encode())
+    assert response.status_code == 400, response.text
+    assert "surrogate" in response.json()["error"] and "line 2" in response.json()["error"]
+    assert learner_file(root).read_bytes() == before and not (root / ".kata" / "backups").exists()
+    zh = client.post(f"/api/kata/01/{route}", headers={**OWN, "Content-Type": "application/json"},
+                     params={"lang": "zh-CN"}, content=body.encode()).json()["error"]
+    assert re.search(r"[\u4e00-\u9fff]", zh) and "surrogate" not in zh, zh
+
+
+def test_an_unexpected_failure_is_answered_with_a_sentence(root):
+    def broken(kata, path):
+        raise RuntimeError("boom")
+
+    client = TestClient(server.create_app(root, TOKEN, port=PORT, grader=broken),
+                        base_url=f"http://127.0.0.1:{PORT}", raise_server_exceptions=False)
+    page = opened(client)
+    response = client.post("/api/kata/01/check", headers=OWN, json={"text": "x = 1\n", "base": page["sha"]})
+    assert response.status_code == 500 and "RuntimeError" in response.json()["error"], response.text
+
+
+def test_backups_are_bounded_oldest_dropped_with_a_message(client, root):
+    """Problem 3: 200 set-asides of 0.5 MB each made 200 backup files (100 MB)."""
+    from graders.practice.service import MAX_BACKUP_BYTES, MAX_BACKUPS
+
+    said = []
+    for number in range(MAX_BACKUPS + 5):
+        response = client.post("/api/kata/03/set-aside", headers=OWN, json={"text": f"# {number}\n"})
+        assert response.status_code == 200
+        said.append(response.json()["message"])
+    folder = root / ".kata" / "backups" / registry.get("03").name
+    kept = sorted(folder.iterdir())
+    assert len(kept) == MAX_BACKUPS and "oldest backups" in said[-1] and "oldest" not in said[0]
+    texts = {path.read_text() for path in kept}
+    assert "# 0\n" not in texts and f"# {MAX_BACKUPS + 4}\n" in texts  # the oldest went
+    big = "#" * (900 << 10)
+    for _number in range(30):
+        assert client.post("/api/kata/03/set-aside", headers=OWN, json={"text": big}).status_code == 200
+    assert sum(path.stat().st_size for path in folder.iterdir()) <= MAX_BACKUP_BYTES
+    for readme, newest, size in (("README.md", f"{MAX_BACKUPS} newest", f"{MAX_BACKUP_BYTES >> 20} MiB"),
+                                 ("README.zh-CN.md", f"最新的 {MAX_BACKUPS} 个", f"{MAX_BACKUP_BYTES >> 20} MiB")):
+        text = " ".join((REPO_ROOT / readme).read_text(encoding="utf-8").split())
+        assert newest in text and size in text, readme  # the READMEs say the bounds
+
+
+def test_the_pad_at_0_00_is_saved_then_handed_in_and_graded(root):
+    """Defect 4: at 0:00 the page saves the editor, then hands in; the server had handed the
+    mock in at the start of that save (grading the skeleton)."""
+    now = [1_750_000_000.0]
+    client = TestClient(server.create_app(root, TOKEN, port=PORT, grader=stand_in_grader,
+                                          clock=lambda: now[0]), base_url=f"http://127.0.0.1:{PORT}")
+    client.post("/api/mock/start", headers=OWN, json={"kata": "01", "minutes": 1})
+    page = opened(client)
+    now[0] += 62  # the page's clock ran out; its save and hand-in follow at once
+    saved = client.post("/api/kata/01/save", headers=OWN, json={"text": SOLUTION, "base": page["sha"]})
+    assert saved.status_code == 200 and learner_file(root).read_text() == SOLUTION
+    submitted = client.post("/api/mock/submit", headers=OWN, json={}).json()
+    assert submitted["record"]["outcome"] == "time ran out"
+    assert submitted["record"]["status"] == "all passed" and submitted["verdict"]["passed"], submitted
+    assert "graded as it stood: all passed" in submitted["message"]
+
+
+def test_a_review_started_of_a_kata_not_due_has_a_reason_and_the_next_one_is_said(client, root):
+    """Defect 6: a review of a kata not due had no reason ("2026-12-01: "), home never said
+    "under way", and nothing when no review was due (kata review: "Next: ... on ...")."""
+    assert client.post("/api/review/start", headers=OWN, json={"kata": "05"}).status_code == 200
+    home = client.get("/api/home", headers=OWN).json()
+    started = [r for r in home["reviews_due"] if r["id"] == "05"]
+    assert started and started[0]["why"] == "started by you" and started[0]["started"], home["reviews_due"]
+    zh = client.get("/api/home", headers=OWN, params={"lang": "zh-CN"}).json()["reviews_due"][0]["why"]
+    assert re.search(r"[\u4e00-\u9fff]", zh), zh
+    state = json.loads((root / ".kata" / "state.json").read_text())
+    state["reviews"]["05_positional_encoding"].update(started=None, due="2999-01-01")
+    (root / ".kata" / "state.json").write_text(json.dumps(state))
+    home = client.get("/api/home", headers=OWN).json()
+    assert not home["reviews_due"]
+    assert home["review_next"] == "Nothing is due for review today. Next: 05_positional_encoding on 2999-01-01."
+
+
+def test_run_is_offered_only_where_the_readme_has_an_example(client):
+    assert opened(client, "01")["has_example"] is True
+    assert opened(client, "07")["has_example"] is False
+
+
+def test_the_redirect_file_goes_once_read_and_on_sigterm_and_no_browser_makes_no_folder(root, tmp_path):
+    """Problem 4: after SIGTERM the redirect file (with the dead token) was left behind, every
+    --no-browser room made an empty kata-serve-* folder, and the file stayed while the room ran."""
+    import signal
+    import time
+    import urllib.request
+
+    fake = tmp_path / "fakebrowser"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$1" > "$RECORD"\n')
+    fake.chmod(0o755)
+    for browser in (True, False):
+        temporary = tmp_path / f"tmp-{browser}"
+        temporary.mkdir()
+        record = tmp_path / f"opened-{browser}"
+        process = subprocess.Popen([sys.executable, "-m", "graders.frontends.cli", "serve", "--port", "0",
+                                    *([] if browser else ["--no-browser"])],
+                                   cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+                                   env={**os.environ, "KATA_ROOT": str(root), "BROWSER": f"{fake} %s",
+                                        "RECORD": str(record), "TMPDIR": str(temporary)})
+        try:
+            url = re.search(r"http://\S+", process.stdout.readline()).group(0)
+            if browser:
+                deadline = time.monotonic() + 60
+                while not record.exists() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                time.sleep(0.2)
+                redirect = Path(record.read_text().strip().removeprefix("file://"))
+                assert redirect.is_file()
+                with urllib.request.urlopen(url, timeout=30) as answer:  # the browser follows it
+                    assert answer.status == 200
+                assert not redirect.exists(), "the token file outlived the browser's visit"
+            else:
+                time.sleep(1)
+                assert not list(temporary.glob("kata-serve-*")), list(temporary.iterdir())
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        assert not list(temporary.glob("kata-serve-*")), list(temporary.iterdir())
+
+
+def test_a_sigterm_removes_a_redirect_file_the_browser_never_read(root, tmp_path):
+    import signal
+    import time
+
+    fake = tmp_path / "fakebrowser"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$1" > "$RECORD"\n')
+    fake.chmod(0o755)
+    record, temporary = tmp_path / "opened", tmp_path / "tmp"
+    temporary.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "graders.frontends.cli", "serve", "--port", "0"],
+                               cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "KATA_ROOT": str(root), "BROWSER": f"{fake} %s",
+                                    "RECORD": str(record), "TMPDIR": str(temporary)})
+    try:
+        process.stdout.readline()
+        deadline = time.monotonic() + 60
+        while not record.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list(temporary.glob("kata-serve-*/open-the-practice-room.html"))
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not list(temporary.glob("kata-serve-*"))

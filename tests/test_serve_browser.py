@@ -437,3 +437,153 @@ def test_requests_without_the_token_or_from_another_origin_are_refused(page, roo
                                 data={"text": "pwned", "force": True})
     assert foreign.status == 403
     assert "pwned" not in (room[0] / "katas" / ATTENTION.name / ATTENTION.file).read_text()
+
+
+# -- the room trial of 2026-12-01: each defect, the trial's steps --
+
+def state_of(room) -> dict:
+    import json
+
+    from graders.practice.state import fresh_state
+
+    path = room[0] / ".kata" / "state.json"
+    path.parent.mkdir(exist_ok=True)
+    return json.loads(path.read_text()) if path.exists() else fresh_state()
+
+
+def test_review_as_a_mock_opens_the_mock_page_with_its_clock(page, room):
+    """Defect 1: Home → "Review as a mock" → accept answered 500 and stayed on Home (the
+    mock started on the server); its dialog asked about a review from the skeleton."""
+    import json
+
+    page.goto(room[1])
+    page.locator("#mock-random").wait_for()
+    state = state_of(room)
+    state.setdefault("reviews", {})["02_heads"] = {"step": 0, "due": "2000-01-01", "started": None,
+                                                   "reasons": ["recurring-mistake"]}
+    (room[0] / ".kata" / "state.json").write_text(json.dumps(state))
+    page.evaluate("route()")
+    page.locator("[data-review='02'][data-as-mock]").click()
+    assert "mock interview" in DIALOGS["asked"][-1][1], DIALOGS["asked"]
+    expect(page.locator("#mock-bar")).to_be_visible()
+    expect(page.locator("#kata-name")).to_have_text("02_heads")
+    expect(page.locator("#countdown")).to_have_text(re.compile(r"^\d+:\d\d$"))
+    page.locator("#mock-abort").click()
+    expect(page.locator("#mock-bar")).to_be_hidden()
+
+
+def test_a_stale_token_after_a_restart_is_said_in_a_sentence(room, browser):
+    """Defect 2a: the room restarted, the old tab reloaded with its old token: a blank page."""
+    context = browser.new_context(viewport=DESKTOP)
+    context.add_init_script("sessionStorage.setItem('kata-token', 'stale-token')")
+    stale = context.new_page()
+    watch(stale)
+    stale.goto(room[1].split("?")[0])
+    expect(stale.locator("body")).to_contain_text("restarted")
+    context.close()
+
+
+def test_a_refusal_that_is_not_json_reaches_the_learner(page, room):
+    """Defect 2b: more than 1 MiB pasted and Check: after the 413, "grading…" forever."""
+    open_kata(page, registry.get("03"))
+    page.evaluate("KataEditor.setText(view, '#'.repeat(1_200_000))")
+    page.locator("#btn-check").click()
+    expect(page.locator("#output .refused")).to_contain_text("larger than 1 MiB")
+    expect(page.locator("#grading")).to_have_count(0)
+    page.evaluate("api(`/api/kata/${current.id}/file`).then((d) => { KataEditor.setText(view, d.text);"
+                  " dirty = false; saveState(); })")
+    page.wait_for_function("!dirty")
+
+
+def test_the_editors_sideways_scroll_is_its_own_katas(page, room):
+    """Defect 3: a kata opened scrolled sideways as the last one was (the first characters
+    of every line hidden)."""
+    open_kata(page, registry.get("18"))
+    page.evaluate("setPanes({columns: 0.85, rows: 0.6})")  # a narrow editor: lines overflow
+    page.evaluate("view.scrollDOM.scrollLeft = 40")
+    assert page.evaluate("view.scrollDOM.scrollLeft") > 0
+    page.wait_for_timeout(400)  # remembered
+    open_kata(page, registry.get("22"))
+    page.wait_for_timeout(200)
+    assert page.evaluate("view.scrollDOM.scrollLeft") == 0
+    page.evaluate("setPanes({columns: 0.4, rows: 0.6})")
+
+
+def test_a_review_started_of_a_kata_not_due_says_why_and_that_it_is_under_way(page, room):
+    """Defect 6: "05_positional_encoding (2026-12-01: )", and no "under way"."""
+    page.goto(room[1])
+    page.locator("#mock-random").wait_for()
+    said = page.evaluate("api('/api/review/start', {kata: '05'}).then((d) => d._status)")
+    assert said == 200
+    page.evaluate("route()")
+    expect(page.locator("#reviews-due li[data-kata='05']")).to_contain_text("started by you, under way")
+
+
+def test_chinese_emphasis_is_rendered_without_its_asterisks(page):
+    """Defect 7: the zh hint of 16 showed *之前* with its asterisks."""
+    html = page.evaluate("inline('只要某个 token *之前*的 token 的概率之和仍 < p')")
+    assert "<em>之前</em>" in html and "*" not in html.replace("<", "").split("概率")[0], html
+    assert page.evaluate("inline('h*d and i*d:(i+1)*d')") == "h*d and i*d:(i+1)*d"
+
+
+def test_run_is_offered_only_where_the_readme_has_an_example(page):
+    open_kata(page, registry.get("07"))
+    expect(page.locator("#btn-run")).to_be_hidden()
+    expect(page.locator("#shortcuts")).not_to_contain_text("Alt+Enter")
+    open_kata(page, ATTENTION)
+    expect(page.locator("#btn-run")).to_be_visible()
+    expect(page.locator("#shortcuts")).to_contain_text("Alt+Enter")
+
+
+def test_restore_shows_its_latest_answer_alone(page):
+    """Defect 7: a second Restore stacked its message over the first's."""
+    open_kata(page, registry.get("12"))
+    for _press in range(2):
+        page.locator("#btn-restore").click()
+        page.wait_for_timeout(300)
+        expect(page.locator("#output .card")).to_have_count(1)
+
+
+@pytest.mark.parametrize("key, language", [("22", "en"), ("25", "zh-CN")])
+def test_at_1280_by_800_the_toolbars_buttons_stay_on_one_row(page, key, language):
+    """Defect 7: with a long file name (22) or in Chinese (25) Check sat alone on a row."""
+    page.select_option("#lang", language)
+    open_kata(page, registry.get(key))
+    tops = page.evaluate("[...document.querySelectorAll('#actions button')].filter((b) => !b.hidden)"
+                         ".map((b) => Math.round(b.getBoundingClientRect().top))")
+    assert len(set(tops)) == 1, tops
+    fits(page)
+    page.select_option("#lang", "en")
+
+
+def test_when_the_clock_runs_out_the_pad_is_saved_handed_in_and_graded(page, room):
+    """Defect 4: a 1-minute mock of 02, the reference in the editor, unsaved: at 0:00 the
+    page handed in by itself, but the server had graded the skeleton ("not started")."""
+    heads = registry.get("02")
+    page.goto(room[1])
+    page.locator("#mock-random").wait_for()
+    page.evaluate("startMock({kata: '02', minutes: 1})")
+    expect(page.locator("#mock-bar")).to_be_visible()
+    expect(page.locator("#kata-name")).to_have_text(heads.name)
+    type_file(page, heads.solution_path.read_text())
+    expect(page.locator("#save-state")).to_have_text("unsaved changes")
+    result = page.locator("#mock-result")
+    result.wait_for(timeout=GRADING_S)  # the page's own hand-in at 0:00
+    expect(result).to_contain_text("time ran out")
+    expect(result).to_contain_text("graded as it stood: all passed")
+    expect(page.locator("#verdict #scoreboard")).to_contain_text("all passed")
+    assert (room[0] / "katas" / heads.name / heads.file).read_text() == heads.solution_path.read_text()
+    assert state_of(room)["mocks"][-1]["status"] == "all passed"
+
+
+def test_a_language_switch_then_another_kata_shows_that_katas_readme(page):
+    """Seen while checking the toolbar: the README of the kata left (its new-language copy)
+    could replace the one of the kata just opened."""
+    open_kata(page, registry.get("22"))
+    page.select_option("#lang", "zh-CN")
+    page.evaluate("location.hash = '#kata/25'")
+    expect(page.locator("#kata-name")).to_have_text("25_continuous_batching")
+    page.wait_for_timeout(1500)
+    expect(page.locator("#problem h1")).to_contain_text("Kata 25")
+    expect(page.locator("#save-state")).to_be_visible()
+    page.select_option("#lang", "en")

@@ -43,3 +43,35 @@ def test_an_output_check_has_no_pictures_and_a_skip_reason_is_translated():
     assert output["pictures"] is None
     assert weights["pictures"]["caption"] == "the attention weights (batch, n, m) [0, :, :]"
     assert cuda["verdict"] == "需要 CUDA GPU"
+
+
+def test_a_kata_with_no_follow_ups_shows_no_zero_tier_in_the_room_or_the_cli():
+    """The room trial (2026-12-01): kata 24's scoreboard read "follow-ups: 0/0 passed"."""
+    import io
+
+    from rich.console import Console
+
+    from graders.core import session
+    from graders.core.results import CheckResult, KataResult
+
+    result = KataResult("24_kv_quant", [CheckResult("test_codes", "core", "passed", "")])
+    board = verdicts.verdict(result)["scoreboard"]
+    assert board == ["core: 1/1 passed"], board
+    out = io.StringIO()
+    session.render(result, Console(file=out, width=120, color_system=None), plain=True)
+    assert "follow-ups" not in out.getvalue() and "0/0" not in out.getvalue(), out.getvalue()
+
+
+def test_a_file_that_does_not_import_is_named_from_the_repository(tmp_path):
+    """The room trial: "/…/katas/05_positional_encoding/positional_encoding.py does not import"."""
+    from graders.core import loader, registry
+
+    kata = registry.get("05")
+    path = tmp_path / "copy" / "katas" / kata.name / kata.file
+    path.parent.mkdir(parents=True)
+    path.write_text("def broken(:\n")
+    try:
+        loader.load(path, kata)
+    except loader.ImplementationLoadError as error:
+        said = str(error)
+    assert said.startswith(f"katas/{kata.name}/{kata.file} does not import: syntax error on line 1"), said

@@ -101,6 +101,40 @@ def test_code_that_forks_is_stopped_with_its_process_group(warm, tmp_path, monke
                               for pid in forked)
 
 
+# The room trial's probe (2026-12-01): a double fork with os.setsid() in between leaves a
+# grandchild in a session of its own, reparented away from the check: no killpg reaches it.
+DOUBLE_FORK = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+               "        open(os.environ['KATA_PID_FILE'], 'a').write(f'{os.getpid()}\\n')\n"
+               "        for i in range(600):\n            time.sleep(1)\n    os._exit(0)\n")
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def test_a_double_fork_with_setsid_is_stopped_with_the_check(warm, tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("KATA_PID_FILE", str(pids))
+    result = warm(ATTENTION, learner(tmp_path, SOLUTION + DOUBLE_FORK))
+    assert result.passed and "child process" in (result.note or ""), result
+    forked = [int(line) for line in pids.read_text().split()]
+    time.sleep(0.5)
+    assert forked and not any(running(pid) for pid in forked), "the grandchild outlived its check"
+
+
+def test_a_double_fork_is_stopped_on_the_cold_path_too(tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("KATA_PID_FILE", str(pids))
+    result = grade_in_subprocess(ATTENTION, learner(tmp_path, SOLUTION + DOUBLE_FORK))
+    assert result.passed and "child process" in (result.note or ""), result
+    forked = [int(line) for line in pids.read_text().split()]
+    time.sleep(0.5)
+    assert forked and not any(running(pid) for pid in forked), "the grandchild outlived its check"
+
+
 def test_each_check_imports_the_file_afresh(warm, tmp_path):
     path = learner(tmp_path, SOLUTION.replace("math.sqrt(", "(", 1))
     first = warm(ATTENTION, path)
@@ -119,3 +153,28 @@ def test_a_zygote_that_is_gone_is_replaced(tmp_path):
         assert grader._zygote is not None and grader._zygote.poll() is None
     finally:
         grader.close()
+
+
+def test_a_check_stopped_by_ctrl_c_ends_a_double_fork_too(warm, tmp_path, monkeypatch):
+    """kata watch: Ctrl-C during a check ends the check and the grandchild it left."""
+    import graders.frontends.serve.warm as module
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("KATA_PID_FILE", str(pids))
+    real_sleep, pressed = time.sleep, []
+
+    def interrupted(seconds):  # Ctrl-C, once, when the grandchild runs
+        if not pressed and pids.exists() and pids.read_text().strip():
+            pressed.append(True)
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    path = learner(tmp_path, SOLUTION + DOUBLE_FORK + "time.sleep(1.5)\n")
+    monkeypatch.setattr(module.time, "sleep", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        warm(ATTENTION, path)
+    monkeypatch.setattr(module.time, "sleep", real_sleep)
+    forked = [int(line) for line in pids.read_text().split()]
+    real_sleep(0.5)
+    assert forked and not any(running(pid) for pid in forked), "the grandchild outlived Ctrl-C"
+    assert warm(ATTENTION, ATTENTION.solution_path).passed

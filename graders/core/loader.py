@@ -38,6 +38,18 @@ def choose_path(kata: Kata, impl: str | None, solutions: bool) -> Path:
 _counter = 0
 
 
+def shown_path(path: Path) -> str:
+    """``path`` as a verdict names it: a kata's file as ``katas/NN_name/file`` (wherever the
+    learner's copy is), another file relative to the working folder, else as given."""
+    path = Path(path)
+    if len(path.parts) >= 3 and path.parts[-3] == "katas":
+        return "/".join(path.parts[-3:])
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return str(path)
+
+
 def load(path: Path, kata: Kata) -> types.ModuleType:
     """Execute ``path`` as a new module, under the kata's guard."""
     global _counter
@@ -60,13 +72,13 @@ def load(path: Path, kata: Kata) -> types.ModuleType:
     except SyntaxError as exc:
         del sys.modules[name]
         raise ImplementationLoadError(
-            _("{path} does not import: syntax error on line {line}: {error}", path=path,
+            _("{path} does not import: syntax error on line {line}: {error}", path=shown_path(path),
               line=exc.lineno, error=exc.msg)
             + f"\n  {(exc.text or '').rstrip()}"
         ) from None
     except GradingFailure as exc:
         del sys.modules[name]
         details = str(exc).splitlines()[1:]  # drop the "checked importing ..." header
-        raise ImplementationLoadError(_("{path} does not import:", path=path) + "\n"
+        raise ImplementationLoadError(_("{path} does not import:", path=shown_path(path)) + "\n"
                                       + "\n".join(details)) from None
     return module

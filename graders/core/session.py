@@ -128,7 +128,8 @@ def render(result: KataResult, console=None, *, plain: bool = False) -> None:
     layout.print_table(console, [_("check"), _("tier"), _("result"), _("mistake"), _("hint")],
                        rows, title=f"{kata.name} — {translate(kata.title)}", plain=plain)
     counts = _(", ").join(shown_tally(label, passed, total, short=True)
-                          for label, passed, total in result.tally)
+                          for label, passed, total in result.tally
+                          if total or label == "core")  # no follow-ups: no "0/0"
     if result.skipped:  # not run here, e.g. no CUDA: said, never counted as passed
         counts += _(", ") + skipped_words(result)
     layout.print_prose(console, _("{counts}: {status}", counts=escape(counts),

@@ -26,7 +26,8 @@ def reset(practice: Practice, kata: Kata) -> Outcome:
     path = practice.learner_file(kata)
     outcome = Outcome()
     if path.is_file():
-        outcome.say("file.backed_up", backup=practice.show_path(practice.backup(kata)))
+        outcome.say("file.backed_up", backup=practice.show_path(practice.backup(kata)),
+                        dropped=practice.dropped_backups)
     practice.restore_skeleton(kata)
     return outcome.say("reset.done", file=practice.show_path(path))
 
@@ -90,7 +91,8 @@ def restore(practice: Practice, kata: Kata, choice: str | None = None) -> Outcom
         return outcome.say("restore.same", file=practice.show_path(path),
                            backup=practice.show_path(chosen))
     if current is not None and not practice.is_untouched(kata):
-        outcome.say("file.backed_up", backup=practice.show_path(practice.backup(kata)))
+        outcome.say("file.backed_up", backup=practice.show_path(practice.backup(kata)),
+                        dropped=practice.dropped_backups)
     write_atomically(path, chosen.read_bytes())
     practice.store.update(lambda state: practice.touch(state, kata))
     return outcome.say("restore.done", file=practice.show_path(path), time=backup_time(chosen),

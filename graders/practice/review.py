@@ -33,6 +33,7 @@ RECURRING = "recurring-mistake"
 AFTER_HINTS = "passed-after-hints"
 AFTER_SOLUTION = "solution-seen"
 MOCK_TIMED_OUT = "mock-ran-out-of-time"
+STARTED_BY_YOU = "started-by-you"  # a review the learner started of a kata that was not due
 
 
 def interval(step: int) -> int:
@@ -108,7 +109,8 @@ def schedule(state: dict) -> list[Review]:
             except (KeyError, TypeError, ValueError):
                 continue
             found.append(Review(kata, due, int(entry.get("step", 0)),
-                                tuple(entry.get("reasons") or why), bool(entry.get("started"))))
+                                tuple(entry.get("reasons") or why or (STARTED_BY_YOU,)),
+                                bool(entry.get("started"))))
         elif why and (first := _trigger_time(state, kata)) is not None:
             found.append(Review(kata, day(first) + datetime.timedelta(days=interval(0)), 0, why,
                                 False))
@@ -126,7 +128,7 @@ def begin(state: dict, kata: Kata, now: float) -> None:
     state.setdefault("reviews", {})[kata.name] = {
         "step": current.step if current else 0,
         "due": (current.due if current else day(now)).isoformat(),
-        "reasons": list(current.reasons) if current else [],
+        "reasons": list(current.reasons) if current and current.reasons else [STARTED_BY_YOU],
         "started": now, "hints_at_start": hint_level(state, kata),
         "solution_at_start": kata.name in state["revealed"],
         "attempts_at_start": len(state["attempts"])}

@@ -22,6 +22,12 @@ from graders.practice.common import (BACKUP_STAMP, FILE_MISSING, IDLE_GAP_S, STA
                                      _normalised, graders_fingerprint, iso, last_attempt)
 from graders.practice.state import StateStore, write_atomically
 
+# A kata's backups are bounded: its newest MAX_BACKUPS, MAX_BACKUP_BYTES in all; older ones
+# are removed as a new one is made (and the learner told).
+MAX_BACKUPS = 50
+MAX_BACKUP_BYTES = 20 << 20
+
+
 @dataclass
 class Practice:
     root: Path  # the repository copy whose katas/ and .kata/ are the learner's
@@ -35,6 +41,7 @@ class Practice:
 
     def __post_init__(self) -> None:
         self.warnings: list[str] = []
+        self.dropped_backups = 0  # how many old backups the last backup() removed
         self.store = StateStore(self.root / STATE_DIR, self.warn)
 
     def warn(self, text: str) -> None:
@@ -78,7 +85,14 @@ class Practice:
         folder = self.root / STATE_DIR / "backups" / kata.name
         folder.mkdir(parents=True, exist_ok=True)
         content = source.read_bytes() if data is None else data
-        target, number = folder / f"{source.stem}-{stamp}{source.suffix}", 1
+        # after every backup of this second (a removed oldest one's name is never reused:
+        # the order of backups is the order of their names)
+        numbers = [int(found.group(2) or 1) for path in folder.iterdir()
+                   if path.name.startswith(f"{source.stem}-{stamp}")
+                   and (found := BACKUP_STAMP.search(path.stem)) and found.group(1) == stamp]
+        number = max(numbers, default=0) + 1
+        target = folder / (f"{source.stem}-{stamp}{source.suffix}" if number == 1
+                           else f"{source.stem}-{stamp}-{number}{source.suffix}")
         while True:
             try:  # a new file, never one already there (nor through a symlink left there)
                 descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -88,7 +102,24 @@ class Practice:
                 target = folder / f"{source.stem}-{stamp}-{number}{source.suffix}"
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(content)
+        self.dropped_backups = self.drop_old_backups(kata, target)
         return target
+
+    def drop_old_backups(self, kata: Kata, newest: Path) -> int:
+        """Keep the kata's MAX_BACKUPS newest backups, MAX_BACKUP_BYTES in all at most (never
+        ``newest``, the one just made): the older ones are removed; how many were."""
+        kept = size = dropped = 0
+        for path in self.backups(kata):  # newest first
+            try:
+                length = path.stat().st_size
+                if path != newest and (kept >= MAX_BACKUPS or size + length > MAX_BACKUP_BYTES):
+                    path.unlink()
+                    dropped += 1
+                    continue
+            except OSError:
+                continue
+            kept, size = kept + 1, size + length
+        return dropped
 
     def backups(self, kata: Kata) -> list[Path]:
         """The kata's backups in .kata/backups/NN_name/, newest first (by the time stamped
@@ -179,9 +210,10 @@ class Practice:
         elif self.grader is not None:
             result = self.grader(kata, path)
         else:
-            from graders.core import session  # imports pytest; torch follows on the first grade
+            from graders.core import descendants, session  # imports pytest; torch follows
 
-            result = session.grade(kata.id, path)
+            # in this process: what the learner's code starts ends with the grading
+            result = descendants.graded_here(lambda: session.grade(kata.id, path))
 
         def record(state: dict) -> None:
             state["cache"][kata.name] = {"key": key, "result": result.to_dict(),

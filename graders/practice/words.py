@@ -14,7 +14,8 @@ from graders.practice.messages import Message
 Words = dict[str, Callable[..., str]]
 
 SHARED_WORDS: Words = {
-    "file.backed_up": lambda backup: _("your file is backed up as {backup}", backup=backup),
+    "file.backed_up": lambda backup, dropped=0: _("your file is backed up as {backup}",
+                                                  backup=backup) + dropped_words(dropped),
     "reset.untouched": lambda file: _("{file} is already the untouched skeleton.", file=file),
     "reset.done": lambda file: _("{file} is the skeleton again.", file=file),
     "restore.same": lambda file, backup: _("{file} is already the same as {backup}.", file=file,
@@ -36,6 +37,18 @@ SHARED_WORDS: Words = {
 }
 
 
+def dropped_words(dropped: int) -> str:
+    """What a new backup removed (graders.practice.service bounds a kata's backups), as a
+    sentence after the one that names the backup; "" when nothing was removed."""
+    from graders.practice.service import MAX_BACKUP_BYTES, MAX_BACKUPS
+
+    if not dropped:
+        return ""
+    return " " + _("To make room, the oldest backups of this kata were removed ({count}): a kata "
+                   "keeps its {most} newest backups, {size} MiB in all at most.", count=dropped, most=MAX_BACKUPS,
+                   size=MAX_BACKUP_BYTES >> 20)
+
+
 def worded(words: Words, said: Message | Said) -> str:
     """``said`` (a message, or an error the service raised) in ``words``."""
     if isinstance(said, Said):
@@ -51,4 +64,5 @@ def review_reason_word(reason: str) -> str:
     return {review.RECURRING: _("a mistake recurred"),
             review.AFTER_HINTS: _("passed after hints"),
             review.AFTER_SOLUTION: _("the solution was seen"),
-            review.MOCK_TIMED_OUT: _("a mock ran out of time")}.get(reason, reason)
+            review.MOCK_TIMED_OUT: _("a mock ran out of time"),
+            review.STARTED_BY_YOU: _("started by you")}.get(reason, reason)

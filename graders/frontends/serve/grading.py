@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.core import i18n, registry
+from graders.core import descendants, i18n, registry
 from graders.core.i18n import _
 from graders.core.registry import Kata
 from graders.core.results import KataResult
@@ -27,16 +27,17 @@ from graders.core.results import KataResult
 # KATA_TIME_LIMIT); past it the subprocess is killed and the verdict says so.
 RUN_TIME_LIMIT_S = float(os.environ.get("KATA_RUN_TIME_LIMIT") or 120)
 MARKER = "KATA-RESULT-JSON:"
+SUPERVISOR_MARGIN_S = 10.0  # the supervisor's own start and clean-up, past the limit
 
 
 def grade_in_subprocess(kata: Kata, path: Path, time_limit: float | None = None) -> KataResult:
     """``kata``'s grader run on ``path`` in a fresh Python, in the learner's language now;
     a result with an error when it crashed or ran past ``time_limit`` seconds.
 
-    The subprocess starts a session (a process group) of its own, and the whole group is
-    ended when the grading ends, on time or not: a process the learner's code started
-    (``os.fork()`` at import, say) never outlives the grading, and the verdict says it was
-    stopped. Its output goes to temporary files, not pipes, so that such a process cannot
+    The subprocess runs under a supervisor that is its subreaper, in a session (a process
+    group) of its own, and every process in it is ended when the grading ends, on time or
+    not: a process the learner's code started (``os.fork()`` at import, a double fork with
+    ``os.setsid()``) never outlives the grading, and the verdict says it was stopped. Its output goes to temporary files, not pipes, so that such a process cannot
     hold the grading open either."""
     limit = RUN_TIME_LIMIT_S if time_limit is None else time_limit
     finished = run_isolated(["-m", "graders.frontends.serve.grading", kata.id, str(path)], limit)
@@ -57,8 +58,7 @@ def ended(kata: Kata, limit: float, timed_out: bool, left_running: bool, result:
         return KataResult(kata.name, error=_(
             "grading took longer than {seconds} s and was stopped: is there an endless loop "
             "in your code?", seconds=f"{limit:g}"))
-    stopped = _("your code left a child process running (os.fork, multiprocessing or "
-                "subprocess); it was stopped when the grading ended.") if left_running else ""
+    stopped = descendants.left_running_note() if left_running else ""
     if result is not None:
         graded = KataResult.from_dict(result)
         if stopped:
@@ -83,23 +83,35 @@ class Finished:
 
 def run_isolated(arguments: list[str], limit: float) -> Finished:
     """``python ARGUMENTS`` in a fresh Python, in the learner's language now, for at most
-    ``limit`` seconds: a session (process group) of its own, ended whole afterwards, on time
-    or not — a process the learner's code started (``os.fork()`` at import, say) never
-    outlives it. Its output goes to temporary files, not pipes, so that such a process cannot
-    hold the run open either."""
+    ``limit`` seconds, under a supervisor that is its subreaper (graders.core.descendants):
+    every process the learner's code started (``os.fork()`` at import, a double fork with
+    ``os.setsid()`` in between) is ended with it, on time or not, and so is the session
+    (process group) it runs in. Its output goes to temporary files, not pipes, so that such
+    a process cannot hold the run open either."""
     environment = dict(os.environ, KATA_LANG=i18n.current(), PYTHONIOENCODING="utf-8")
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen([sys.executable, *arguments], stdin=subprocess.DEVNULL,
-                                   stdout=out, stderr=err, env=environment,
-                                   cwd=registry.REPO_ROOT, start_new_session=True)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryDirectory(prefix="kata-run-") as folder:
+        report = Path(folder) / "report.json"
+        command = [sys.executable, "-m", "graders.core.descendants", f"{limit:g}", str(report),
+                   "--", sys.executable, *arguments]
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                   env=environment, cwd=registry.REPO_ROOT,
+                                   start_new_session=True)
         try:
-            process.wait(timeout=limit)
+            process.wait(timeout=limit + SUPERVISOR_MARGIN_S)
             timed_out = False
         except subprocess.TimeoutExpired:
             timed_out = True
         left_running = stop_group(process.pid)
         process.wait()
-        return Finished(timed_out, left_running, tail(out), tail(err), process.returncode)
+        status = process.returncode
+        try:
+            said = json.loads(report.read_text(encoding="utf-8"))
+            timed_out, status = timed_out or said["timed_out"], said["status"]
+            left_running = left_running or said["left_running"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # the supervisor was killed (by the learner's code): the group was ended
+        return Finished(timed_out, left_running, tail(out), tail(err), status)
 
 
 def stop_group(group: int) -> bool:

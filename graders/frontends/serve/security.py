@@ -22,6 +22,9 @@ from pathlib import Path
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from graders.core import i18n
+from graders.core.i18n import _
+
 TOKEN_HEADER = "x-kata-token"
 # Defence in depth for every response: the page runs only its own scripts (CodeMirror's
 # styles and the heatmaps' colours are inline styles), is never framed, and sends no
@@ -56,7 +59,9 @@ class Guard:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        refusal = self.refusal(scope["path"], headers, scope.get("query_string", b"").decode())
+        query = scope.get("query_string", b"").decode("latin-1")
+        with i18n.speaking_here(page_language(query)):  # the refusal in the page's language
+            refusal = self.refusal(scope["path"], headers, query)
         if refusal is not None:
             status, text = refusal
             response = PlainTextResponse(text, status_code=status)
@@ -72,14 +77,14 @@ class Guard:
 
     def refusal(self, path: str, headers: dict[str, str], query: str) -> tuple[int, str] | None:
         if not headers.get("content-length", "0").strip().isdigit():
-            return 400, "refused: a bad Content-Length"
+            return 400, _("refused: a bad Content-Length")
         if int(headers.get("content-length", "0")) > MAX_BODY:
-            return 413, f"refused: a request body larger than {MAX_BODY} bytes"
+            return 413, _("refused: a request larger than {size} MiB", size=MAX_BODY >> 20)
         if headers.get("host", "") not in self.hosts:
-            return 403, "refused: this server answers only to its own address"
+            return 403, _("refused: this server answers only to its own address")
         origin = headers.get("origin")
         if origin is not None and origin.removeprefix("http://") not in self.hosts:
-            return 403, "refused: a request from another site"
+            return 403, _("refused: a request from another site")
         if path.startswith("/static/"):
             return None  # the page's own scripts and styles: no learner file, no state
         given = headers.get(TOKEN_HEADER)
@@ -91,8 +96,18 @@ class Guard:
                 return None  # the page alone, which holds no secret: reloaded once it dropped
                 # the token from its address (it keeps it in the tab's sessionStorage)
         if not token_matches(given, self.token):
-            return 401, "refused: open the address kata serve printed (it carries the token)"
+            return 401, _("refused: this page does not hold the room's token. The room was "
+                          "restarted, or this address is from an older room: open the address "
+                          "kata serve printed in its terminal (it carries the room's token).")
         return None
+
+
+def page_language(query: str) -> str:
+    """The language a request's ``lang`` asks for (English when none, or none known)."""
+    from urllib.parse import parse_qs
+
+    language = (parse_qs(query).get("lang") or [i18n.ENGLISH])[0]
+    return language if i18n.resolve(language) is not None else i18n.ENGLISH
 
 
 def own_file(path: Path, folder: Path) -> bool:

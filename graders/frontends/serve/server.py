@@ -19,10 +19,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import random
 import re
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -48,7 +46,7 @@ from graders.practice.common import (FILE_MISSING, TIME_RAN_OUT, Refused, UsageE
                                      outcome_word, progress_line, progress_words, resolve, tracks)
 from graders.practice import review
 from graders.practice.report import build_report, report_markdown
-from graders.practice.words import review_reason_word
+from graders.practice.words import dropped_words, review_reason_word
 from graders.practice.state import write_atomically
 from graders.frontends.serve.grading import grade_in_subprocess
 
@@ -70,6 +68,9 @@ def sha(data: bytes) -> str:
 # A kata key as a request names it ("01", "1", "attention", "01_attention"): nothing else
 # reaches registry.get, and never the file system.
 KATA_KEY = re.compile(r"\s*[A-Za-z0-9_-]{1,40}\s*")
+# Seconds past a mock's deadline before a request hands it in itself: the page's hand-in at
+# 0:00 saves what is in the editor, then hands in (recorded as "time ran out", graded).
+MOCK_GRACE_S = 15.0
 
 
 class RoomApp(Practice):
@@ -162,17 +163,30 @@ class Room:
         the editor loaded it (``base``: its sha then) and ``force`` is not set: a 409 with the
         text on disk, so that the page offers it and loses neither."""
         path = self.kata_file(app, kata)
-        text = body.get("text")
-        if not isinstance(text, str):
-            raise Failure(400, "text missing")
+        data = editor_bytes(body)
         current = self.read_file(app, kata)
         if current["sha"] != body.get("base") and not body.get("force") and current["exists"]:
             raise Failure(409, _("{file} was changed on disk by another editor since the room "
                                  "loaded it", file=app.show_path(path)), disk=current)
-        data = text.encode("utf-8")
         if data != path.read_bytes() if path.is_file() else True:
             write_atomically(path, data)
         return {"sha": sha(data)}
+
+
+def editor_bytes(body: dict) -> bytes:
+    """The editor's text a request carries (``text``), as the UTF-8 bytes to write; a 400
+    when there is none, or when it holds a lone surrogate (JSON's "\\ud800", which no file
+    can hold)."""
+    text = body.get("text")
+    if not isinstance(text, str):
+        raise Failure(400, _("refused: the request carries no editor text"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        line = text.count("\n", 0, error.start) + 1
+        raise Failure(400, _("refused: the editor's text holds a character that is not valid "
+                             "Unicode (a lone surrogate, on line {line}): nothing was saved",
+                             line=line)) from None
 
 
 def kata_summary(app: Practice, state: dict, kata: Kata, status: str) -> dict:
@@ -192,9 +206,11 @@ def mock_view(app: Practice, now: float) -> dict | None:
 
 
 def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | None = None,
-               clock: Callable[[], float] = time.time, extra_hosts: tuple[str, ...] = ()) -> Starlette:
+               clock: Callable[[], float] = time.time, extra_hosts: tuple[str, ...] = (),
+               visited: Callable[[], None] = lambda: None) -> Starlette:
     """The room's web app for the repository copy at ``root``. ``extra_hosts``: further Host
-    values to accept (the test client's "testserver")."""
+    values to accept (the test client's "testserver"). ``visited``: called on every request
+    that carried the token (the browser has followed the redirect file: it goes)."""
     room = Room(root, token, grader=grader, clock=clock)
 
     def endpoint(handler, lock: str | None = None):
@@ -208,6 +224,8 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                 body = await read_body(request, language) if request.method == "POST" else {}
             except Failure as failure:
                 return JSONResponse({"error": failure.message}, status_code=failure.status)
+
+            visited()
 
             def work():
                 with i18n.speaking_here(language):
@@ -224,6 +242,14 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                     except Failure as failure:
                         return JSONResponse({"error": failure.message, **failure.extra},
                                             status_code=failure.status)
+                    except Exception as error:  # noqa: BLE001 - a sentence, never a bare 500
+                        import traceback
+
+                        traceback.print_exc()  # the details, in the terminal kata serve runs in
+                        return JSONResponse({"error": _(
+                            "the room failed on this request ({error}); nothing more was done. "
+                            "The terminal kata serve runs in shows the details.",
+                            error=type(error).__name__)}, status_code=500)
 
             from starlette.concurrency import run_in_threadpool
 
@@ -268,13 +294,14 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             raise Failure(404, words.text(error)) from None
 
     def settle(app: Practice) -> None:
-        """A mock past its deadline is handed in (graded) by the first request after it,
-        under the room's lock; the others see it handed in."""
-        mock = mocks.expired(app)
+        """A mock past its deadline (and MOCK_GRACE_S: the page's own hand-in at 0:00 saves
+        the editor first, and that save must land before) is handed in (graded) by the
+        first request after it, under the room's lock; the others see it handed in."""
+        mock = mocks.expired(app, grace=MOCK_GRACE_S)
         if mock is None:
             return
         with room.lock, room.kata_lock(registry.get(mock["kata"])):
-            if mocks.expired(app) is not None:  # not handed in by a request before this one
+            if mocks.expired(app, grace=MOCK_GRACE_S) is not None:  # not handed in before this one
                 mocks.submit(app)
 
     def home(app: Practice, _kata, _body, _request) -> dict:
@@ -299,8 +326,18 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                 "reviews_due": [{"id": r.kata.id, "name": r.kata.name, "due": r.due.isoformat(),
                                  "why": ", ".join(review_reason_word(w) for w in r.reasons),
                                  "started": r.started} for r in review.due(state, today)],
+                "review_next": review_next(state, today),
                 "recurring": [{"slug": r.slug, "katas": [k.id for k in r.katas],
                                "lesson": r.lesson} for r in review.recurring_mistakes(state)]}
+
+    def review_next(state: dict, today) -> str | None:
+        """When nothing is due today: the next review, as `kata review` says it (None when
+        none is scheduled, or when one is due)."""
+        upcoming = review.schedule(state)
+        if not upcoming or upcoming[0].is_due(today):
+            return None
+        return _("Nothing is due for review today.") + " " + _(
+            "Next: {kata} on {date}.", kata=upcoming[0].kata.name, date=upcoming[0].due.isoformat())
 
     def review_start(app: Practice, _kata, body: dict, _request) -> dict:
         """A review of the kata the body names: its file to the skeleton (backed up first),
@@ -331,6 +368,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         return {**kata_summary(app, state, kata, app.known_status(state, kata) or ""),
                 "file": app.show_path(app.learner_file(kata)), "readme": verdicts.markdown(source),
                 "hints_total": len(kata.hints), "hints_used": hint_level(state, kata),
+                "has_example": bool(running.example(source)),
                 "backups": backups_count(app, kata), "mock": mock, **room.read_file(app, kata)}
 
     def backups_count(app: Practice, kata: Kata) -> int:
@@ -348,13 +386,11 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
     def set_aside(app: Practice, kata: Kata, body: dict, _request) -> dict:
         """Keep the editor's text as a backup of the kata (before the page loads the file
         another editor changed): Restore, or kata restore, brings it back."""
-        text = body.get("text")
-        if not isinstance(text, str):
-            raise Failure(400, "text missing")
+        data = editor_bytes(body)
         room.kata_file(app, kata)
-        backup = app.backup(kata, text.encode("utf-8"))
+        backup = app.backup(kata, data)
         return {"message": _("the editor's text is backed up as {backup} (Restore brings it back)",
-                             backup=app.show_path(backup))}
+                             backup=app.show_path(backup)) + dropped_words(app.dropped_backups)}
 
     def check(app: Practice, kata: Kata, body: dict, _request) -> dict:
         saved = room.save(app, kata, body)
@@ -470,6 +506,8 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         return {"markdown": text, "html": verdicts.markdown(text)}
 
     def page(request: Request) -> Response:
+        if "token" in request.query_params:  # the Guard let it in: the browser has the token
+            visited()
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
     def api(path: str, handler, methods=("GET",), lock: str | None = None) -> Route:
@@ -503,68 +541,3 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
     app = Starlette(routes=routes)
     app.add_middleware(security.Guard, token=token, hosts=hosts)
     return app
-
-
-def serve(root: Path, *, port: int, open_browser: bool, announce: Callable[[str], None]) -> int:
-    """Start the room on 127.0.0.1:``port`` and open it; Ctrl-C stops it."""
-    import socket
-    import webbrowser
-
-    import uvicorn
-
-    token = security.new_token()
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a quick restart; never a second listener (Linux)
-    try:
-        listener.bind((security.LOOPBACK, port))  # loopback only: nobody else on the network
-    except OSError as error:
-        listener.close()
-        raise Refused(_("cannot listen on {address}:{port} ({error}): choose another port with "
-                        "kata serve --port N (0: any free one)", address=security.LOOPBACK,
-                        port=port, error=error.strerror or error)) from None
-    listener.listen(128)  # connections wait for uvicorn from here on: the address works once printed
-    port = listener.getsockname()[1]
-    url = f"http://{security.LOOPBACK}:{port}/?token={token}"
-    from graders.frontends.serve.warm import WarmGrader
-
-    warm = WarmGrader()  # checks forked from a process that has torch imported already
-    threading.Thread(target=warm.start, daemon=True).start()
-    app = create_app(root, token, port=port, grader=warm)
-    config = uvicorn.Config(app, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    announce(_("The practice room is open at {url} (Ctrl-C stops it)", url=url))
-    folder = tempfile.mkdtemp(prefix="kata-serve-")  # mode 0700: the learner's alone
-    try:
-        if open_browser:
-            # The browser is started on a file that redirects to the address, never on the
-            # address itself: a command line is visible to every user of the machine (ps),
-            # the file to the learner alone (as Jupyter does).
-            page = redirect_file(Path(folder), url)
-            threading.Timer(0.5, lambda: webbrowser.open(page.as_uri())).start()
-        try:
-            server.run(sockets=[listener])
-        except KeyboardInterrupt:
-            pass
-    finally:
-        import shutil
-
-        warm.close()
-        shutil.rmtree(folder, ignore_errors=True)
-    return 0
-
-
-def redirect_file(folder: Path, url: str) -> Path:
-    """An HTML file in ``folder``, readable by the learner alone (0600), that sends the
-    browser on to ``url`` (which carries the token)."""
-    import html
-
-    path = folder / "open-the-practice-room.html"
-    quoted = html.escape(url, quote=True)
-    page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">\n'
-            f'<meta http-equiv="refresh" content="0;url={quoted}">\n'
-            f'<title>kata serve</title></head>\n<body><p><a href="{quoted}">{quoted}</a></p>'
-            f'</body></html>\n')
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(page)
-    return path

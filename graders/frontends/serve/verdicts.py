@@ -76,7 +76,8 @@ def verdict(result: KataResult, *, hidden: bool = False) -> dict:
     return {"kata": result.kata, "status": result.status, "status_text": shown(result.status),
             "passed": result.passed, "core_passed": result.core_passed, "error": result.error,
             "note": result.note, "hidden": hidden,
-            "scoreboard": [shown_tally(label, passed, total) for label, passed, total in result.tally],
+            "scoreboard": [shown_tally(label, passed, total) for label, passed, total in result.tally
+                           if total or label == "core"],  # a kata with no follow-ups: no "0/0"
             "skipped": len(result.skipped), "checks": checks}
 
 
@@ -103,10 +104,19 @@ def page_texts() -> dict[str, str]:
         "reviews_due": _("Due for review today"), "start_review": _("Review"),
         "review_as_mock": _("as a mock"),
         "confirm_review": _("Review this kata from the skeleton? (your file is backed up first)"),
+        "confirm_review_mock": _("Review this kata as a timed mock interview, from the skeleton? "
+                                 "(your file is backed up first; no hints and no solution until "
+                                 "you hand it in)"),
+        "under_way": _(", under way"),
+        "no_room": _("The practice room does not answer: is kata serve still running? Start it "
+                     "again, then open the address it prints."),
+        "room_failed": _("The room could not answer this request (HTTP {status}): nothing more "
+                         "was done. The terminal kata serve runs in shows the details."),
         "recurring": _("Mistakes across katas (topics to revisit)"),
         "revisit": _("revisit {lesson}"),
         "shortcuts": _("Ctrl+Enter (⌘+Enter): check · Alt+Enter: run the README's example · "
                        "Ctrl+S (⌘+S): save"),
+        "shortcuts_no_run": _("Ctrl+Enter (⌘+Enter): check · Ctrl+S (⌘+S): save"),
         "run": _("Run"), "run_title": _("The README's example, run on your code"),
         "theme_dark": _("Dark theme"), "theme_light": _("Light theme"),
         "draft_restored": _("Your unsaved text from last time is back in the editor (the file "

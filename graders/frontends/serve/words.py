@@ -25,6 +25,9 @@ WORDS: Words = {
                                    "(Hand in), or end it (Abort)", kata=kata),
     "mock.none_to_submit": lambda: _("no mock interview is running: start one with Start a mock "
                                      "on the home page"),
+    "mock.started": lambda kata, time, clock, file: _(
+        "mock interview of {kata}: {time} (until {clock}). Edit the file, then press Hand in; no "
+        "hints and no solution until then.", kata=kata, time=time, clock=clock),
     "mock.backup_kept": lambda id, backup: _("Your file from before the mock is a backup: press "
                                              "Restore to bring it back ({backup}).", backup=backup),
 }

@@ -18,13 +18,15 @@ const fill = (template, values) => template.replace(/\{(\w+)\}/g, (whole, name) 
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 // A catalog text (a mistake's explanation, a hint) as HTML: escaped, with its markdown's
 // `code`, **strong** and *emphasis* shown as such. An asterisk inside a word or an
-// expression (h*d, i*d:(i+1)*d) is no emphasis and stays as it is.
+// expression (h*d, i*d:(i+1)*d) is no emphasis and stays as it is; Chinese, which puts no
+// space around a word, may have emphasis next to its characters (token *之前*的).
+const CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef";
+const STRONG = new RegExp(`(^|[\\s(\\["'${CJK}])\\*\\*(?=\\S)([^*\\n]*?\\S)\\*\\*(?=$|[\\s.,;:!?)\\]${CJK}])`, "g");
+const EMPHASIS = new RegExp(`(^|[\\s(\\["'${CJK}])\\*(?=[^\\s*])([^*\\n]*?[^\\s*])\\*(?=$|[\\s.,;:!?)\\]${CJK}])`, "g");
 function inline(text) {
   return String(text ?? "").split(/(`[^`\n]+`)/).map((part, i) => {
     if (i % 2) return `<code>${esc(part.slice(1, -1))}</code>`;
-    return esc(part)
-      .replace(/(^|[\s(\["'])\*\*(?=\S)([^*\n]*?\S)\*\*(?=$|[\s.,;:!?)\]])/g, "$1<strong>$2</strong>")
-      .replace(/(^|[\s(\["'])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?=$|[\s.,;:!?)\]])/g, "$1<em>$2</em>");
+    return esc(part).replace(STRONG, "$1<strong>$2</strong>").replace(EMPHASIS, "$1<em>$2</em>");
   }).join("");
 }
 
@@ -51,13 +53,23 @@ async function api(path, body, quiet) {
   }
   if (body !== undefined) inFlight++;
   if (!quiet) busy(1);
-  let response;
-  try { response = await fetch(url, options); } finally {
+  let response, raw;
+  try {
+    response = await fetch(url, options);
+    raw = await response.text();  // read once: a refusal may be plain text (401, 413)
+  } catch (e) {  // no answer at all: the room was stopped
+    return {error: T.no_room || "The practice room does not answer: is kata serve still running?", _status: 0};
+  } finally {
     if (body !== undefined) inFlight--;
     if (!quiet) busy(-1);
   }
   let data;
-  try { data = await response.json(); } catch (e) { data = {error: await response.text()}; }
+  try { data = JSON.parse(raw); } catch (e) { data = null; }
+  if (!data || typeof data !== "object" || Array.isArray(data)) {
+    const text = raw.trim();
+    data = {error: text && text.length < 600 && !text.startsWith("<") ? text
+      : fill(T.room_failed || "The room could not answer (HTTP {status}).", {status: response.status})};
+  }
   data._status = response.status;
   return data;
 }
@@ -76,9 +88,11 @@ function setMock(m) {
 
 function tick() {
   if (!mock) return;
-  const left = Math.max(0, Math.round(mock.deadline - (Date.now() + mockClockOffset) / 1000));
+  const exact = mock.deadline - (Date.now() + mockClockOffset) / 1000;  // seconds, by the server's clock
+  const left = Math.max(0, Math.ceil(exact));  // 0:00 once the deadline is past, never before
   $("countdown").textContent = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
-  if (left === 0 && !mock.ending) { mock.ending = true; endMock("submit"); }  // time ran out: handed in as it stands
+  // time ran out: the pad saved and handed in as it stands (the server waits a little for it)
+  if (exact <= 0 && !mock.ending) { mock.ending = true; endMock("submit"); }
 }
 setInterval(tick, 1000);
 
@@ -88,7 +102,7 @@ function labels() {
       ["btn-restore", "restore"], ["btn-solution", "solution"], ["btn-quiz", "quiz"],
       ["mock-submit", "submit"], ["mock-abort", "abort"], ["conflict-load", "load_disk"],
       ["conflict-keep", "keep_mine"]]) $(id).textContent = T[key];
-  $("shortcuts").textContent = T.shortcuts;
+  $("shortcuts").textContent = current && !current.hasExample ? T.shortcuts_no_run : T.shortcuts;
   document.documentElement.lang = lang;
   applyTheme();
 }
@@ -126,6 +140,7 @@ function rememberSoon() {
     if (!current || $("kata").hidden) return;
     remember({draft: dirty ? KataEditor.getText(view) : null, base: current.sha,
               problemScroll: $("problem").scrollTop, editorScroll: view.scrollDOM.scrollTop,
+              editorScrollLeft: view.scrollDOM.scrollLeft,
               verdict: $("verdict") ? $("verdict").outerHTML : null});
   }, 250);
 }
@@ -150,10 +165,10 @@ async function renderHome() {
   if (data.reviews_due.length) {  // the same list as `kata review`
     html += `<section id="reviews-due" class="card"><h2>${esc(T.reviews_due)}</h2><ul>` +
       data.reviews_due.map((r) => `<li data-kata="${esc(r.id)}"><a href="#kata/${esc(r.id)}">${esc(r.name)}</a> ` +
-        `(${esc(r.due)}: ${esc(r.why)}) <button data-review="${esc(r.id)}">${esc(T.start_review)}</button> ` +
+        `(${esc(r.due)}: ${esc(r.why)}${r.started ? esc(T.under_way) : ""}) <button data-review="${esc(r.id)}">${esc(T.start_review)}</button> ` +
         `<button data-review="${esc(r.id)}" data-as-mock="1">${esc(T.start_review)} ${esc(T.review_as_mock)}</button></li>`).join("") +
       "</ul></section>";
-  }
+  } else if (data.review_next) html += `<p class="card" id="review-next">${esc(data.review_next)}</p>`;
   if (data.recurring.length) {
     html += `<section id="recurring" class="card"><h2>${esc(T.recurring)}</h2><ul>` +
       data.recurring.map((r) => `<li><span class="slug">[${esc(r.slug)}]</span> ${esc(r.katas.join(", "))}: ` +
@@ -179,11 +194,11 @@ async function renderHome() {
 
 // A review: the kata from the skeleton (the file backed up first), or as a timed mock.
 async function startReview(id, asMock) {
-  if (!confirm(T.confirm_review)) return;
+  if (!confirm(asMock ? T.confirm_review_mock : T.confirm_review)) return;
   const data = await api("/api/review/start", {kata: id, mock: asMock});
   if (data._status !== 200) { alert(data.error); return; }
-  setMock(data.mock);
-  location.hash = "#kata/" + data.id;
+  setMock(data.mock);  // as "Start a mock" does: the kata's page, the mock's clock running
+  if (location.hash === "#kata/" + data.id) route(); else location.hash = "#kata/" + data.id;
 }
 
 async function startMock(body) {
@@ -206,10 +221,12 @@ async function renderKata(id) {
     return;
   }
   setMock(data.mock);
-  current = {id: data.id, sha: data.sha};
+  current = {id: data.id, sha: data.sha, hasExample: !!data.has_example};
+  labels();  // the shortcuts line: Alt+Enter only where there is an example to run
   $("problem").innerHTML = data.readme;
   $("kata-name").textContent = data.name;
-  $("file-name").textContent = data.file;
+  $("file-name").textContent = data.file; $("file-name").title = data.file;
+  $("btn-run").hidden = !data.has_example;  // a README with no >>> example: nothing to run
   $("output").innerHTML = "";
   $("conflict").hidden = true;
   if (!view) {
@@ -224,7 +241,9 @@ async function renderKata(id) {
     output(esc(T.draft_restored), "draft-restored");
   } else if (memory.verdict) $("output").innerHTML = memory.verdict;  // the last verdict
   $("problem").scrollTop = memory.problemScroll || 0;
+  // this kata's own scroll, both ways: never the last kata's sideways one
   view.scrollDOM.scrollTop = memory.editorScroll || 0;
+  view.scrollDOM.scrollLeft = memory.editorScrollLeft || 0;
 }
 
 function saveState() { $("save-state").textContent = dirty ? T.unsaved : T.saved; }
@@ -260,56 +279,7 @@ function renderVerdict(v) {
   return `<div id="verdict">${html}${rows}</div>`;
 }
 
-// A failing matrix check's expected and actual matrices side by side, one colour scale
-// for both: -inf dark, the smallest finite value light, the largest deep blue; captioned
-// with what the matrix is (the tensor checked, and which slice of it).
-function heatmaps(p) {
-  const finite = [...p.expected.flat(), ...p.got.flat()].filter((v) => typeof v === "number");
-  const low = Math.min(...finite, 0), high = Math.max(...finite, 0);
-  const cell = (v) => {
-    if (typeof v === "string") return `<td class="inf" title="${esc(v)}">${v === "-inf" ? "−∞" : esc(v)}</td>`;
-    const t = high > low ? (v - low) / (high - low) : 0;
-    const light = Math.round(97 - 55 * t);
-    return `<td style="background:hsl(215,70%,${light}%)" title="${v.toPrecision(4)}"></td>`;
-  };
-  const grid = (title, m) => `<figure><figcaption>${esc(title)}</figcaption>` +
-    `<table class="heatmap">${m.map((row) => "<tr>" + row.map(cell).join("") + "</tr>").join("")}</table></figure>`;
-  return `<div class="heatmaps"><p class="heatmap-what">${esc(p.caption || "")}</p>` +
-    `<div class="heatmap-pair">${grid(T.expected, p.expected)}${grid(T.yours, p.got)}</div></div>`;
-}
 
-// Expected against got, entry by entry (token ids, a short vector, ranked hypotheses, an
-// integer): the entries that differ marked, a missing entry shown as a dash; a Copy button
-// copies both lines as text. Long entries (hypotheses) are listed one per row.
-function sequenceDiff(p) {
-  const n = Math.max(p.expected.length, p.got.length);
-  const entry = (list, i, side) => i < list.length
-    ? `<td class="${side}${p.differs[i] ? " off" : ""}">${esc(list[i])}</td>`
-    : `<td class="${side} missing off">—</td>`;
-  const indices = Array.from({length: n}, (_, i) => i);
-  let table;
-  if ([...p.expected, ...p.got].some((s) => s.length > 14)) {
-    table = `<tr><th>#</th><th>${esc(T.expected)}</th><th>${esc(T.yours)}</th></tr>` +
-      indices.map((i) => `<tr><th>${i}</th>${entry(p.expected, i, "expected")}${entry(p.got, i, "got")}</tr>`).join("");
-  } else {
-    table = `<tr><th>${esc(T.expected)}</th>${indices.map((i) => entry(p.expected, i, "expected")).join("")}</tr>` +
-      `<tr><th>${esc(T.yours)}</th>${indices.map((i) => entry(p.got, i, "got")).join("")}</tr>`;
-  }
-  const text = `${T.expected}: [${p.expected.join(", ")}]\n${T.yours}: [${p.got.join(", ")}]`;
-  return `<div class="diff"><p class="heatmap-what">${esc(p.caption || "")}</p>` +
-    `<div class="diff-scroll"><table>${table}</table></div>` +
-    `<button class="copy" data-copy="${esc(text)}">${esc(T.copy)}</button></div>`;
-}
-
-async function copyText(button) {
-  const text = button.dataset.copy;
-  try { await navigator.clipboard.writeText(text); } catch (e) {  // no clipboard API: select and copy
-    const area = document.createElement("textarea");
-    area.value = text; document.body.appendChild(area); area.select();
-    document.execCommand("copy"); area.remove();
-  }
-  button.textContent = T.copied;
-}
 $("output").addEventListener("click", (e) => { if (e.target.matches("button.copy")) copyText(e.target); });
 
 // The panes' sizes: README | work (a share of the width) and editor / verdict (a share of
@@ -444,6 +414,7 @@ async function replaceFile(action, question) {
   if (question && !confirm(question)) return;
   const kata = current.id;
   const info = await api(`/api/kata/${kata}`);
+  $("output").innerHTML = "";  // the answer to this press alone, never stacked on the last one
   if (action === "restore" && (!info.backups || (info.mock && info.mock.id === kata))) {
     // Nothing to bring back: the server says so, and the editor keeps its text.
     const data = await api(`/api/kata/${kata}/restore`, {});
@@ -546,7 +517,9 @@ $("lang").onchange = async () => {
   lang = $("lang").value; localStorage.setItem("kata-lang", lang);
   await loadTexts();
   if (current && !$("kata").hidden) {
-    const data = await api("/api/kata/" + current.id);
+    const kata = current.id, ticket = shownAt;
+    const data = await api("/api/kata/" + kata);
+    if (ticket !== shownAt || !current || current.id !== kata) return;  // another page meanwhile
     $("problem").innerHTML = data.readme;
     saveState();
     if (verdictShown) await regradeShown();  // a verdict is never left in the old language
@@ -605,7 +578,7 @@ document.addEventListener("keydown", (e) => {
 document.addEventListener("keydown", (e) => {  // Alt+Enter runs the README's example
   if (!e.altKey || e.key !== "Enter" || !current || $("kata").hidden) return;
   e.preventDefault(); e.stopPropagation();
-  if (!$("btn-run").disabled) runExample();
+  if (!$("btn-run").disabled && !$("btn-run").hidden) runExample();
 }, true);
 window.addEventListener("hashchange", route);
 // Closing the tab or reloading with unsaved text: the browser asks; when the learner leaves
