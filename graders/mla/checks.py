@@ -103,12 +103,18 @@ def _cache_suspects(state, cfg, x, s, absorbed, which: int) -> list[Suspect]:
     out = [Suspect(slug, predict=lambda sw=sw: forward(state, cfg, x, s, absorbed, sw)[which])
            for sw, slug in {**MISTAKE_OF, **CACHE_ONLY}.items()]
     b, n = x.shape[:2]
-    h, d_n, d_v = cfg.num_heads, cfg.qk_nope_head_dim, cfg.v_head_dim
+    h, d_n, d_r, d_v = (cfg.num_heads, cfg.qk_nope_head_dim, cfg.qk_rope_head_dim,
+                        cfg.v_head_dim)
+    want = (b, n, cfg.kv_lora_rank if which == 1 else d_r)
+    widths = (h * d_n, h * d_v, h * (d_n + d_v), h * (d_n + d_r))
 
     def up_projected(_got: Any) -> bool:
-        return isinstance(_got, Tensor) and _got.dim() >= 3 and h > 1 and (
-            h in tuple(_got.shape[1:3]) or _got.shape[-1] in (h * d_n, h * d_v,
-                                                               h * (d_n + d_v)))
+        """A head axis: (b, s, h, d) or (b, h, s, d), or heads flattened into the last axis
+        (never the right shape: an unrotated k_rope is (b, s, d_r) too, and s may equal h)."""
+        if not isinstance(_got, Tensor) or h == 1 or tuple(_got.shape) == want:
+            return False
+        return (_got.dim() == 4 and h in tuple(_got.shape[1:3])) or (
+            _got.dim() == 3 and _got.shape[-1] in widths)
     out.append(Suspect("cache-holds-up-projected-kv", matches=up_projected))
     return out
 

@@ -24,6 +24,7 @@ KATA = Kata(
         "rope-pairs-mismatch", "rope-wrong-frequency", "rope-key-layout", "scale-wrong-dim",
         "missing-scale", "absorption-wrong-transpose", "kv-b-split-order", "q-split-order",
         "kv-a-split-order", "latent-norm-misplaced", "cache-holds-up-projected-kv",
+        "cache-holds-unrotated-rope-key",
         "absorbed-path-up-projects", "latent-copied-per-head", "causal-mask-offset",
         "causal-mask-missing", "cache-modified-in-place",
     ),
@@ -99,6 +100,12 @@ MISTAKES = (
        "The cache holds per-head keys and values, as Hugging Face's transformers 4.x port did: "
        "the whole saving of MLA lost.",
        "Return (c_kv, k_rope), (b, s + t, r) and (b, s + t, d_r), no head axis."),
+    _m("cache-holds-unrotated-rope-key",
+       "The cached k_rope is the rotary key before RoPE (rotated on use): the outputs are "
+       "right and the shape is (b, s + t, d_r), but the cache the contract returns holds each "
+       "key already rotated at its own position.",
+       "Rotate the new keys at positions s ... s+t-1 once, before caching them, and return "
+       "that; a later call reads the cached keys as they are, never rotating them again."),
     _m("absorbed-path-up-projects",
        "With absorbed=True, per-head keys or values of the cached positions were built.",
        "Fold W_UK into the query and W_UV into the output; attend against c_kv directly."),
