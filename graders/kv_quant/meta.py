@@ -35,6 +35,7 @@ KATA = Kata(
         "int4-range",
         "nibbles-swapped",
         "nibble-not-sign-extended",
+        "asymmetric-zero-point",
     ),
     forbidden=(),
     hints=(
@@ -77,9 +78,10 @@ MISTAKES = (
             "integer is undefined behaviour.",
             "Divide by torch.where(scale > 0, scale, 1) (or a tiny floor): the codes are 0 anyway."),
     Mistake("scale-wrong-dtype",
-            "The scales are stored in an integer type (rounded to 0 or 1) or in half precision, "
-            "which breaks the error bound.",
-            "Keep the scales in float32 whatever x's dtype."),
+            "The scales are stored in an integer type (rounded to 0 or 1) or in half precision "
+            "(by quantize, or by the cache to save bytes), which breaks the error bound.",
+            "Keep the scales in float32 whatever x's dtype, in quantize's result and in the "
+            "cache: 4 bytes per token and head is what the memory bound allows."),
     Mistake("scale-not-applied",
             "Attention ran on the raw codes, or a key or value scale was dropped.",
             "Attend over codes * scale (or fold each per-token scale into its score or "
@@ -98,6 +100,13 @@ MISTAKES = (
     Mistake("int4-range",
             "int4 codes were computed with amax/8 (reaching -8 and 8) or offset to [0, 15].",
             "bits=4 is symmetric too: qmax = 7, codes in [-7, 7], 0 maps to 0."),
+    Mistake("asymmetric-zero-point",
+            "The codes are asymmetric: a min/max scale (max - min) / (2^bits - 1) and a rounded "
+            "zero point added to every code, instead of the symmetric absmax scheme, where 0 "
+            "maps to code 0 and no zero point is stored.",
+            "scale = amax / qmax with amax = x.abs().amax(dim, keepdim=True); codes = "
+            "clamp(round(x / scale), -qmax, qmax), and dequantize is codes * scale with no "
+            "offset."),
     Mistake("nibbles-swapped",
             "Element 2j went into the high nibble and 2j+1 into the low one.",
             "byte j = (c[2j] & 0xF) | (c[2j+1] & 0xF) << 4: [1, 2, 3, 4] packs to [0x21, 0x43]."),
