@@ -40,13 +40,16 @@ KATA = Kata(
     forbidden=(),
     hints=(
         "One scale per slice: the largest magnitude along dim must land exactly on code "
-        "+-qmax, every other value on the nearest code. Ask what happens to a slice of zeros.",
-        "amax = x.abs().amax(dim, keepdim=True); scale = amax / qmax in float32; divide by the "
-        "scale (with zeros replaced by 1 so 0/0 never happens), round, clamp to [-qmax, qmax], "
-        "cast to int8. Dequantise with codes * scale. The cache keeps only codes and scales and "
-        "dequantises them when attention needs them; int4 packs two codes per byte.",
-        "safe = torch.where(scale > 0, scale, torch.ones_like(scale))   # never 0/0\n"
-        "codes = torch.round(x / safe).clamp(-qmax, qmax).to(torch.int8)",
+        "+-qmax, every other value on the nearest code. Ask what happens to a slice of zeros, "
+        "what a nibble >= 8 means when you unpack, and which position each query sits at.",
+        "quantize: amax = x.abs().amax(dim, keepdim=True), scale = amax / qmax in float32; "
+        "divide where the scale is non-zero (0/0 must never happen), round, clamp to "
+        "[-qmax, qmax], cast to int8. unpack_int4: take both nibbles of an int16 copy, then "
+        "sign-extend them (two's complement). The cache keeps only codes (packed with bits=4) "
+        "and float32 scales and dequantises when attending; the t_q queries are the last t_q "
+        "positions, so query a sees keys 0 ... s - t_q + a.",
+        "nib = torch.where(nib >= 8, nib - 16, nib)   # unpack_int4: a nibble >= 8 is negative\n"
+        "blocked = torch.ones(t_q, s, dtype=torch.bool).triu(diagonal=s - t_q + 1)   # kata 11's offset",
     ),
 )
 
