@@ -27,15 +27,19 @@ from graders.core import torch_shortcuts
 from graders.kv_quant import twin
 
 __all__ = [
-    "test_quantize_per_token",
+    "test_quantize_per_token_float64",
+    "test_quantize_per_token_float32",
     "test_quantize_other_axes",
     "test_error_bound",
     "test_zero_slices",
-    "test_dequantize",
+    "test_dequantize_float64",
+    "test_dequantize_float32",
+    "test_cache_attention_int8",
+    "test_cache_memory_int8",
     "test_int4_quantize",
     "test_pack_unpack",
-    "test_cache_attention",
-    "test_cache_memory",
+    "test_cache_attention_int4",
+    "test_cache_memory_int4",
 ]
 
 DTYPES = (torch.float64, torch.float32)
@@ -113,15 +117,16 @@ def check_quantize(impl: Implementation, x: Tensor, dim, bits: int, check: str) 
           and scales_match(got[1], scale))
     if ok:
         return got
-    slug = overflow_slug(got, 2 ** (bits - 1) - 1)
+    slug = None  # a mistake computed first; the overflow test only when none reproduces got
+    for switch in twin.QUANTIZE_MISTAKES:
+        if switch.startswith("int4") and bits != 4:
+            continue
+        suspect = quantize_suspect(x, dim, bits, switch)
+        if suspect.matches(got):
+            slug = suspect.slug
+            break
     if slug is None:
-        for switch in twin.QUANTIZE_MISTAKES:
-            if switch.startswith("int4") != (bits == 4) and switch.startswith("int4"):
-                continue
-            suspect = quantize_suspect(x, dim, bits, switch)
-            if suspect.matches(got):
-                slug = suspect.slug
-                break
+        slug = overflow_slug(got, 2 ** (bits - 1) - 1)
     if slug is None and isinstance(got, tuple) and len(got) == 2 and isinstance(got[1], Tensor):
         if got[1].dtype != torch.float32 and got[1].shape == scale.shape:
             slug = "scale-wrong-dtype"
@@ -139,12 +144,21 @@ def check_quantize(impl: Implementation, x: Tensor, dim, bits: int, check: str) 
 
 # ------------------------------------------------------------------------------ core
 
-@pytest.mark.core
-@title(N_("quantize per token: codes and float32 scales"))
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_quantize_per_token(impl: Implementation, dtype: torch.dtype) -> None:
+def quantize_per_token(impl: Implementation, dtype: torch.dtype) -> None:
     for seed, shape in enumerate(((2, 3, 5, 16), (1, 2, 7, 8), (3, 1, 4, 32))):
         check_quantize(impl, sample(shape, seed, dtype), -1, 8, _("quantize(x, dim=-1)"))
+
+
+@pytest.mark.core
+@title(N_("quantize per token, float64 x: int8 codes and float32 scales"))
+def test_quantize_per_token_float64(impl: Implementation) -> None:
+    quantize_per_token(impl, torch.float64)
+
+
+@pytest.mark.core
+@title(N_("quantize per token, float32 x: int8 codes and float32 scales"))
+def test_quantize_per_token_float32(impl: Implementation) -> None:
+    quantize_per_token(impl, torch.float32)
 
 
 @pytest.mark.core
@@ -169,7 +183,8 @@ def test_error_bound(impl: Implementation) -> None:
                         lambda: twin.dequantize(*twin.quantize(x), torch.float64, "dequant-divides"))]
     suspects += [Suspect(twin.QUANTIZE_MISTAKES[m],
                          lambda m=m: twin.dequantize(*twin.quantize(x, -1, 8, m), torch.float64))
-                 for m in ("truncate", "amax/128", "amax/255", "scale-half", "no-clamp")]
+                 for m in ("truncate", "amax/128", "amax/255", "scale-half", "no-clamp",
+                           "asymmetric", "asymmetric-qmax")]
     if isinstance(back, Tensor) and back.shape == x.shape:
         err = (x - back.double()).abs()
         if bool((err <= scale.double() / 2 * (1 + 1e-6) + 1e-12).all()):
@@ -198,16 +213,15 @@ def test_zero_slices(impl: Implementation) -> None:
     codes, scale = twin.quantize(x)
     ratio = twin.ratio_of(x, scale)
     if not (isinstance(got, tuple) and len(got) == 2 and codes_match(got[0], codes, ratio)):
+        asymmetric = [quantize_suspect(x, -1, 8, m) for m in ("asymmetric", "asymmetric-qmax")]
         raise verdict(_("quantize on all-zero rows"), on,
-                      [_("got {value}", value=describe_value(got))], None)
+                      [_("got {value}", value=describe_value(got))],
+                      next((sus.slug for sus in asymmetric if sus.matches(got)), None))
     back = impl.call(impl.attr("dequantize"), got[0], got[1], what="dequantize", on=on)
     expect_close(back, twin.dequantize(codes, scale), _("dequantize on all-zero rows"), on)
 
 
-@pytest.mark.core
-@title(N_("dequantize: codes times scale, in the dtype asked"))
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_dequantize(impl: Implementation, dtype: torch.dtype) -> None:
+def dequantize_to(impl: Implementation, dtype: torch.dtype) -> None:
     x = sample((2, 3, 4, 8), 41, torch.float64)
     codes, scale = twin.quantize(x)
     on = describe_inputs(codes=codes, scale=scale) + f", dtype={dtype}"
@@ -219,6 +233,18 @@ def test_dequantize(impl: Implementation, dtype: torch.dtype) -> None:
 
 
 @pytest.mark.core
+@title(N_("dequantize to float64: codes times scale, computed in float64"))
+def test_dequantize_float64(impl: Implementation) -> None:
+    dequantize_to(impl, torch.float64)
+
+
+@pytest.mark.core
+@title(N_("dequantize to float32: codes times scale, computed in float32"))
+def test_dequantize_float32(impl: Implementation) -> None:
+    dequantize_to(impl, torch.float32)
+
+
+@pytest.mark.followup
 @title(N_("quantize with bits=4: codes in [-7, 7]"))
 def test_int4_quantize(impl: Implementation) -> None:
     for dtype in DTYPES:
@@ -226,7 +252,7 @@ def test_int4_quantize(impl: Implementation) -> None:
                        _("quantize(x, dim=-1, bits=4)"))
 
 
-@pytest.mark.core
+@pytest.mark.followup
 @title(N_("pack_int4 and unpack_int4: low nibble first, sign-extended"))
 def test_pack_unpack(impl: Implementation) -> None:
     examples = [torch.tensor([1, 2, 3, 4], dtype=torch.int8),
@@ -257,17 +283,15 @@ def run_cache(impl: Implementation, k: Tensor, v: Tensor, bits: int, chunks: tup
     return cache
 
 
-@pytest.mark.core
-@title(N_("QuantizedKVCache.attention against attention over the dequantised cache"))
-@pytest.mark.parametrize("bits", (8, 4))
-def test_cache_attention(impl: Implementation, bits: int) -> None:
+def cache_attention(impl: Implementation, bits: int) -> None:
     for dtype, (b, h, s, d), chunks, t_q in ((torch.float64, (2, 2, 6, 8), (3, 1, 2), 3),
                                             (torch.float32, (1, 3, 5, 16), (1, 1, 1, 1, 1), 1),
                                             (torch.float64, (2, 1, 4, 8), (4,), 4)):
         k = sample((b, h, s, d), 71, dtype)
         v = sample((b, h, s, d), 72, dtype)
         q = sample((b, h, t_q, d), 73, dtype)
-        on = describe_inputs(k=k, v=v, q=q) + f", bits={bits}, appends of {list(chunks)}"
+        on = describe_inputs(k=k, v=v, q=q) + _(", bits={bits}, appended {chunks} positions "
+                                                "at a time", bits=bits, chunks=list(chunks))
         cache = run_cache(impl, k, v, bits, chunks, on)
         got = impl.call(cache.attention, q.clone(), what="attention", on=on)
         suspects = [Suspect(slug, lambda m=m: twin.cached_attention(q, k, v, bits, m))
@@ -277,13 +301,35 @@ def test_cache_attention(impl: Implementation, bits: int) -> None:
 
 
 @pytest.mark.core
-@title(N_("the memory the cache keeps: int8/uint8 codes and float32 scales only"))
-@pytest.mark.parametrize("bits", (8, 4))
-def test_cache_memory(impl: Implementation, bits: int) -> None:
+@title(N_("QuantizedKVCache(bits=8).attention against attention over the dequantised cache"))
+def test_cache_attention_int8(impl: Implementation) -> None:
+    cache_attention(impl, 8)
+
+
+@pytest.mark.followup
+@title(N_("QuantizedKVCache(bits=4).attention, codes packed: against the dequantised cache"))
+def test_cache_attention_int4(impl: Implementation) -> None:
+    cache_attention(impl, 4)
+
+
+@pytest.mark.core
+@title(N_("the memory the cache keeps with bits=8: int8 codes and float32 scales only"))
+def test_cache_memory_int8(impl: Implementation) -> None:
+    cache_memory(impl, 8)
+
+
+@pytest.mark.followup
+@title(N_("the memory the cache keeps with bits=4: packed uint8 codes and float32 scales only"))
+def test_cache_memory_int4(impl: Implementation) -> None:
+    cache_memory(impl, 4)
+
+
+def cache_memory(impl: Implementation, bits: int) -> None:
     b, h, s, d = 2, 2, 8, 16
     k = sample((b, h, s, d), 81, torch.float32)
     v = sample((b, h, s, d), 82, torch.float32)
-    on = describe_inputs(k=k, v=v) + f", bits={bits}, appends of 1"
+    on = describe_inputs(k=k, v=v) + _(", bits={bits}, appended 1 position at a time",
+                                       bits=bits)
     cache = run_cache(impl, k, v, bits, (1,) * s, on)
     kept = kept_storages(cache, "cache")
     check = _("the memory the cache keeps after {s} appends", s=s)

@@ -35,17 +35,21 @@ KATA = Kata(
         "int4-range",
         "nibbles-swapped",
         "nibble-not-sign-extended",
+        "asymmetric-zero-point",
     ),
     forbidden=(),
     hints=(
         "One scale per slice: the largest magnitude along dim must land exactly on code "
-        "+-qmax, every other value on the nearest code. Ask what happens to a slice of zeros.",
-        "amax = x.abs().amax(dim, keepdim=True); scale = amax / qmax in float32; divide by the "
-        "scale (with zeros replaced by 1 so 0/0 never happens), round, clamp to [-qmax, qmax], "
-        "cast to int8. Dequantise with codes * scale. The cache keeps only codes and scales and "
-        "dequantises them when attention needs them; int4 packs two codes per byte.",
-        "safe = torch.where(scale > 0, scale, torch.ones_like(scale))   # never 0/0\n"
-        "codes = torch.round(x / safe).clamp(-qmax, qmax).to(torch.int8)",
+        "+-qmax, every other value on the nearest code. Ask what happens to a slice of zeros, "
+        "what a nibble >= 8 means when you unpack, and which position each query sits at.",
+        "quantize: amax = x.abs().amax(dim, keepdim=True), scale = amax / qmax in float32; "
+        "divide where the scale is non-zero (0/0 must never happen), round, clamp to "
+        "[-qmax, qmax], cast to int8. unpack_int4: take both nibbles of an int16 copy, then "
+        "sign-extend them (two's complement). The cache keeps only codes (packed with bits=4) "
+        "and float32 scales and dequantises when attending; the t_q queries are the last t_q "
+        "positions, so query a sees keys 0 ... s - t_q + a.",
+        "nib = torch.where(nib >= 8, nib - 16, nib)   # unpack_int4: a nibble >= 8 is negative\n"
+        "blocked = torch.ones(t_q, s, dtype=torch.bool).triu(diagonal=s - t_q + 1)   # kata 11's offset",
     ),
 )
 
@@ -77,9 +81,10 @@ MISTAKES = (
             "integer is undefined behaviour.",
             "Divide by torch.where(scale > 0, scale, 1) (or a tiny floor): the codes are 0 anyway."),
     Mistake("scale-wrong-dtype",
-            "The scales are stored in an integer type (rounded to 0 or 1) or in half precision, "
-            "which breaks the error bound.",
-            "Keep the scales in float32 whatever x's dtype."),
+            "The scales are stored in an integer type (rounded to 0 or 1) or in half precision "
+            "(by quantize, or by the cache to save bytes), which breaks the error bound.",
+            "Keep the scales in float32 whatever x's dtype, in quantize's result and in the "
+            "cache: 4 bytes per token and head is what the memory bound allows."),
     Mistake("scale-not-applied",
             "Attention ran on the raw codes, or a key or value scale was dropped.",
             "Attend over codes * scale (or fold each per-token scale into its score or "
@@ -98,6 +103,13 @@ MISTAKES = (
     Mistake("int4-range",
             "int4 codes were computed with amax/8 (reaching -8 and 8) or offset to [0, 15].",
             "bits=4 is symmetric too: qmax = 7, codes in [-7, 7], 0 maps to 0."),
+    Mistake("asymmetric-zero-point",
+            "The codes are asymmetric: a min/max scale (max - min) / (2^bits - 1) and a rounded "
+            "zero point added to every code, instead of the symmetric absmax scheme, where 0 "
+            "maps to code 0 and no zero point is stored.",
+            "scale = amax / qmax with amax = x.abs().amax(dim, keepdim=True); codes = "
+            "clamp(round(x / scale), -qmax, qmax), and dequantize is codes * scale with no "
+            "offset."),
     Mistake("nibbles-swapped",
             "Element 2j went into the high nibble and 2j+1 into the low one.",
             "byte j = (c[2j] & 0xF) | (c[2j+1] & 0xF) << 4: [1, 2, 3, 4] packs to [0x21, 0x43]."),

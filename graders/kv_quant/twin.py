@@ -24,6 +24,10 @@ QUANTIZE_MISTAKES: dict[str, str] = {
     "scale-half": "scale-wrong-dtype",
     "int4-amax/8": "int4-range",
     "int4-offset": "int4-range",
+    # asymmetric min/max: scale (max - min) / (2^bits - 1), a rounded zero point, codes over
+    # the full signed range [-2^(bits-1), 2^(bits-1) - 1] or over [-qmax, qmax]
+    "asymmetric": "asymmetric-zero-point",
+    "asymmetric-qmax": "asymmetric-zero-point",
 }
 PACK_MISTAKES = {"swapped": "nibbles-swapped"}
 UNPACK_MISTAKES = {"swapped": "nibbles-swapped", "no-sign": "nibble-not-sign-extended"}
@@ -36,6 +40,13 @@ ATTENTION_MISTAKES = {
     "mask-top-left": "causal-mask-offset",
     "no-mask": "causal-mask-offset",
     "dequant-divides": "dequant-divides",
+    "scales-half": "scale-wrong-dtype",  # the cache keeps its scales in float16
+    # keys and values quantised asymmetrically, read back as codes * scale (the zero point
+    # lost), or with it: (codes - zero) * scale
+    "asymmetric": "asymmetric-zero-point",
+    "asymmetric-qmax": "asymmetric-zero-point",
+    "asymmetric:zero": "asymmetric-zero-point",
+    "asymmetric-qmax:zero": "asymmetric-zero-point",
 }
 
 
@@ -51,6 +62,8 @@ def quantize(x: Tensor, dim: int | None = -1, bits: int = 8,
         dim = None
     elif mistake == "other-axis":
         dim = -2 if dim == -1 else -1
+    if mistake in ("asymmetric", "asymmetric-qmax"):
+        return asymmetric(xf, dim, bits, mistake)[:2]
     amax = (xf.abs().amax().reshape([1] * x.dim()) if dim is None
             else xf.abs().amax(dim=dim, keepdim=True))
     divisor = {"amax/128": 128.0, "no-clamp": 128.0, "amax/255": 255.0, "amax/256": 256.0,
@@ -73,6 +86,24 @@ def quantize(x: Tensor, dim: int | None = -1, bits: int = 8,
     if mistake == "int4-offset":
         codes = codes + 8
     return codes.to(torch.int8), scale
+
+
+def asymmetric(xf: Tensor, dim: int | None, bits: int, mistake: str = "asymmetric"
+               ) -> tuple[Tensor, Tensor, Tensor]:
+    """Min/max quantisation: (codes int8, scale float32, zero point) with x ~ (codes - zero) ·
+    scale; "asymmetric" uses the 2^bits levels -2^(bits-1) ... 2^(bits-1) - 1,
+    "asymmetric-qmax" the 2·qmax + 1 levels -qmax ... qmax."""
+    qmax = 2 ** (bits - 1) - 1
+    low = -qmax - 1 if mistake == "asymmetric" else -qmax
+    if dim is None:
+        lo, hi = xf.amin().reshape([1] * xf.dim()), xf.amax().reshape([1] * xf.dim())
+    else:
+        lo, hi = xf.amin(dim=dim, keepdim=True), xf.amax(dim=dim, keepdim=True)
+    scale = ((hi - lo) / (qmax - low)).to(torch.float32)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale)).to(xf.dtype)
+    zero = low - torch.round(lo / safe)
+    codes = (torch.round(xf / safe) + zero).clamp(low, qmax)
+    return codes.to(torch.int8), scale, zero
 
 
 def ratio_of(x: Tensor, scale: Tensor) -> Tensor:
@@ -108,19 +139,28 @@ def unpack_int4(packed: Tensor, mistake: str | None = None) -> Tensor:
 def cached_attention(q: Tensor, k: Tensor, v: Tensor, bits: int = 8,
                      mistake: str | None = None) -> Tensor:
     """Attention of the last t_q positions over k, v (b, h, s, d) quantised per token."""
-    kc, ks = quantize(k, -1, bits)
-    vc, vs = quantize(v, -1, bits)
     dt = q.dtype
     w = work_dtype(dt)
+    kc, ks = quantize(k, -1, bits)
+    vc, vs = quantize(v, -1, bits)
     if mistake == "raw-codes":
         ks, vs = torch.ones_like(ks), torch.ones_like(vs)
     elif mistake == "no-key-scale":
         ks = torch.ones_like(ks)
     elif mistake == "no-value-scale":
         vs = torch.ones_like(vs)
+    elif mistake == "scales-half":
+        ks, vs = ks.half().float(), vs.half().float()
     dq = "dequant-divides" if mistake == "dequant-divides" else None
     kk = dequantize(kc, ks, dt, dq)
     vv = dequantize(vc, vs, dt, dq)
+    if mistake and mistake.startswith("asymmetric"):
+        scheme, _, with_zero = mistake.partition(":")
+
+        def stored(x: Tensor) -> Tensor:
+            codes, scale, zero = asymmetric(x.to(w), -1, bits, scheme)
+            return ((codes.to(w) - (zero if with_zero else 0)) * scale.to(w)).to(dt)
+        kk, vv = stored(k), stored(v)
     if mistake == "query-quantised":
         qc, qs = quantize(q, -1, bits)
         q = dequantize(qc, qs, dt)

@@ -6,18 +6,20 @@ The learner's module loads the twin's state dict with strict=True (Hugging Face'
 a sequence is fed in one call and in splits (a prefill, then chunks; the two paths mixed),
 each output compared with the one-call output and each returned cache (c_kv, k_rope) with
 the normalised latent and the rotated key of every position so far. The absorbed path's
-memory rule is recorded at the ATen level (graders.core.memory.CreatedTensors), per batch
-element.
+memory rule is recorded at the ATen level (graders.core.memory.CreatedTensors, the scores
+aside), per batch element, on decode steps, a long chunk and prefills on an empty cache.
 """
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import Any
 
 import pytest
 import torch
 from torch import Tensor, nn
+from torch.utils._pytree import tree_leaves
 
 from graders.core.compare import (expect_close, expect_grads_close, expect_tracks_grad,
                                   expect_tuple, shape_mismatches)
@@ -103,12 +105,18 @@ def _cache_suspects(state, cfg, x, s, absorbed, which: int) -> list[Suspect]:
     out = [Suspect(slug, predict=lambda sw=sw: forward(state, cfg, x, s, absorbed, sw)[which])
            for sw, slug in {**MISTAKE_OF, **CACHE_ONLY}.items()]
     b, n = x.shape[:2]
-    h, d_n, d_v = cfg.num_heads, cfg.qk_nope_head_dim, cfg.v_head_dim
+    h, d_n, d_r, d_v = (cfg.num_heads, cfg.qk_nope_head_dim, cfg.qk_rope_head_dim,
+                        cfg.v_head_dim)
+    want = (b, n, cfg.kv_lora_rank if which == 1 else d_r)
+    widths = (h * d_n, h * d_v, h * (d_n + d_v), h * (d_n + d_r))
 
     def up_projected(_got: Any) -> bool:
-        return isinstance(_got, Tensor) and _got.dim() >= 3 and h > 1 and (
-            h in tuple(_got.shape[1:3]) or _got.shape[-1] in (h * d_n, h * d_v,
-                                                               h * (d_n + d_v)))
+        """A head axis: (b, s, h, d) or (b, h, s, d), or heads flattened into the last axis
+        (never the right shape: an unrotated k_rope is (b, s, d_r) too, and s may equal h)."""
+        if not isinstance(_got, Tensor) or h == 1 or tuple(_got.shape) == want:
+            return False
+        return (_got.dim() == 4 and h in tuple(_got.shape[1:3])) or (
+            _got.dim() == 3 and _got.shape[-1] in widths)
     out.append(Suspect("cache-holds-up-projected-kv", matches=up_projected))
     return out
 
@@ -200,41 +208,92 @@ def test_other_eps(impl: Implementation) -> None:
     run_splits(impl, cfg, [(3, False), (2, True)], seed=70)
 
 
-MEMORY = Config(64, 8, 64, 32, 8, 32)
+MEMORY = Config(64, 8, 96, 32, 8, 32)  # r apart from d_n, d_v, d_n + d_v, d_n + d_r
+# (s cached positions, t new tokens): decode steps, a long chunk after a long cache, and
+# prefills on an empty cache (None, and a cache of 0 positions), short and long.
+MEMORY_CALLS = ((2048, 1), (2048, 3), (512, 100), (0, 4), (0, 100))
+
+
+def memory_limit(cfg: Config, s: int, t: int) -> int:
+    """The absorbed path's limit per batch element: h · (t · (r + d_r) + s · min(d_n, d_v) / 2)
+    (the new tokens' queries in latent space, and half of one per-head key or value of the
+    cached positions)."""
+    h = cfg.num_heads
+    return h * (t * (cfg.kv_lora_rank + cfg.qk_rope_head_dim)
+                + s * min(cfg.qk_nope_head_dim, cfg.v_head_dim) // 2)
+
+
+class CreatedBeyondScores(CreatedTensors):
+    """CreatedTensors, the tensors of the scores' size aside: ``b · h · t · (s + t)`` elements
+    (the scores, probabilities or mask, whatever their layout) or one batch element's
+    ``h · t · (s + t)`` (a mask repeated over the heads folded into the query rows)."""
+
+    def __init__(self, b: int, h: int, t: int, n: int) -> None:
+        super().__init__()
+        self.scores = (h * t * n, b * h * t * n)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if not getattr(func, "is_view", False):
+            for out in tree_leaves(result):
+                if (isinstance(out, Tensor) and out.numel() not in self.scores
+                        and (self.largest is None or out.numel() > self.largest[0])):
+                    self.largest = (out.numel(), tuple(out.shape), str(func.overloadpacket))
+        return result
 
 
 @cache
-def _memory_inputs(t: int):
+def _memory_inputs(s: int, t: int):
     state = random_state(MEMORY, 80, torch.float32)
-    cache_ = (randn(2, 2048, 64, seed=81), randn(2, 2048, 8, seed=82))
+    cache_ = (randn(2, s, 96, seed=81), randn(2, s, 8, seed=82)) if s else None
+    if not s and t > 8:  # an empty cache rather than None
+        cache_ = (torch.zeros(2, 0, 96), torch.zeros(2, 0, 8))
     return state, cache_, randn(2, t, 64, seed=83 + t)
+
+
+def _memory_slug(numel: int, b: int, s: int, t: int) -> str | None:
+    """What the created tensor is, by its exact size: the latent of the cached (or all)
+    positions once per head, or per-head keys or values of them; None when neither (MEMORY's
+    r differs from every per-head width, so the sizes cannot coincide)."""
+    cfg = MEMORY
+    h, d_n, d_v = cfg.num_heads, cfg.qk_nope_head_dim, cfg.v_head_dim
+    positions = (s, s + t)
+    if any(numel == b * h * m * cfg.kv_lora_rank for m in positions):
+        return "latent-copied-per-head"
+    widths = (d_n, d_v, d_n + d_v, d_n + cfg.qk_rope_head_dim)
+    if any(numel == b * h * m * w for m in positions for w in widths):
+        return "absorbed-path-up-projects"
+    return None
 
 
 @pytest.mark.core
 @title(N_("absorbed=True builds no per-head keys or values of the cached positions"))
 def test_absorbed_memory(impl: Implementation) -> None:
-    h, r, s = MEMORY.num_heads, MEMORY.kv_lora_rank, 2048
-    limit = h * s * min(MEMORY.qk_nope_head_dim, MEMORY.v_head_dim) // 2  # 262,144
-    for t in (1, 3):
-        state, cache_, x = _memory_inputs(t)
+    b = 2
+    weights = sum(math.prod(shape) for shape in shapes(MEMORY).values())
+    for s, t in MEMORY_CALLS:
+        state, cache_, x = _memory_inputs(s, t)
         module, what = build(impl, MEMORY, state, torch.float32)
-        on = _("x (2, {t}, 64) float32 with a cache of s = 2048 positions, absorbed=True", t=t)
-        with CreatedTensors() as created:
+        limit = memory_limit(MEMORY, s, t)
+        if cache_ is None:
+            on = _("x (2, {t}, 64) float32 with no cache (None), absorbed=True", t=t)
+        else:
+            on = _("x (2, {t}, 64) float32 with a cache of s = {s} positions, absorbed=True",
+                   t=t, s=s)
+        with CreatedBeyondScores(b, MEMORY.num_heads, t, s + t) as created:
             impl.call(module, x, cache_, absorbed=True, what=f"{what}.forward", on=on)
         if created.largest is None:
             continue
         numel, shape, op = created.largest
-        per_element = numel / 2
-        if per_element >= limit:
-            copied = (r in shape and (s in shape or s + t in shape or 2 * s in shape)
-                      and numel >= 2 * h * s * r)
-            slug = "latent-copied-per-head" if copied else "absorbed-path-up-projects"
-            raise verdict(_("the memory of absorbed=True"), on, [
-                _("an operation ({op}) created a tensor {shape}: {per} elements per batch "
-                  "element, the limit is {limit} (h · s · min(d_n, d_v) / 2)", op=op,
-                  shape=shape, per=int(per_element), limit=limit),
-                _("attend in latent space: fold W_UK into the query and W_UV into the output, "
-                  "and never copy the latent once per head")], slug)
+        if numel / b <= limit or numel <= weights:  # merged W_UK / W_UV: weight-sized
+            continue
+        raise verdict(_("the memory of absorbed=True"), on, [
+            _("an operation ({op}) created a tensor {shape}: {per} elements per batch "
+              "element, the limit is {limit} (h · (t · (r + d_r) + s · min(d_n, d_v) / 2), "
+              "the (b, h, t, s + t) scores aside)", op=op, shape=shape,
+              per=int(numel / b), limit=limit),
+            _("attend in latent space: fold W_UK into the query and W_UV into the output, "
+              "and never copy the latent once per head")], _memory_slug(numel, b, s, t))
 
 
 @pytest.mark.core

@@ -24,6 +24,7 @@ KATA = Kata(
         "rope-pairs-mismatch", "rope-wrong-frequency", "rope-key-layout", "scale-wrong-dim",
         "missing-scale", "absorption-wrong-transpose", "kv-b-split-order", "q-split-order",
         "kv-a-split-order", "latent-norm-misplaced", "cache-holds-up-projected-kv",
+        "cache-holds-unrotated-rope-key",
         "absorbed-path-up-projects", "latent-copied-per-head", "causal-mask-offset",
         "causal-mask-missing", "cache-modified-in-place",
     ),
@@ -35,7 +36,9 @@ KATA = Kata(
         "head; append k_rope to every head's key. Absorbed path: with W = "
         "kv_b_proj.weight.view(h, d_n + d_v, r), turn q_nope into latent space with W[:, :d_n], "
         "score it against c_kv, add q_rope · k_rope, scale by 1/sqrt(d_n + d_r), mask with "
-        "the cache offset, average c_kv, and map back with W[:, d_n:].",
+        "the cache offset, average c_kv, and map back with W[:, d_n:]. Score with torch.einsum "
+        "or with the heads folded into the query rows, (b, h·t, r) @ (b, r, s + t); never "
+        "torch.matmul against c_kv[:, None], which copies the latent once per head.",
         "q_latent = torch.einsum(\"bthn,hnr->bhtr\", q_nope, w_uk)   # W_UK folded into the query\n"
         "scores = (torch.einsum(\"bhtr,bsr->bhts\", q_latent, c_kv)\n"
         "          + torch.einsum(\"bthd,bsd->bhts\", q_rope, k_rope)) / math.sqrt(d_n + d_r)",
@@ -96,9 +99,15 @@ MISTAKES = (
        "c_kv = kv_a_layernorm(kv_a[..., :r]) is what is cached and up-projected; the query is "
        "q_b_proj(q_a_layernorm(q_a_proj(x)))."),
     _m("cache-holds-up-projected-kv",
-       "The cache holds per-head keys and values, as Hugging Face's transformers 4.x port did: "
+       "The cache holds per-head keys and values, as Hugging Face's transformers port does: "
        "the whole saving of MLA lost.",
        "Return (c_kv, k_rope), (b, s + t, r) and (b, s + t, d_r), no head axis."),
+    _m("cache-holds-unrotated-rope-key",
+       "The cached k_rope is the rotary key before RoPE (rotated on use): the outputs are "
+       "right and the shape is (b, s + t, d_r), but the cache the contract returns holds each "
+       "key already rotated at its own position.",
+       "Rotate the new keys at positions s ... s+t-1 once, before caching them, and return "
+       "that; a later call reads the cached keys as they are, never rotating them again."),
     _m("absorbed-path-up-projects",
        "With absorbed=True, per-head keys or values of the cached positions were built.",
        "Fold W_UK into the query and W_UV into the output; attend against c_kv directly."),

@@ -199,6 +199,8 @@ def forward(state: dict[str, Tensor], cfg: Config, x: Tensor, s: int, absorbed: 
         c_kv = latent
     if mistake == "rope-key-layout":
         k_rope = deinterleave(k_rope)
+    if mistake == "rope-key-unrotated":  # cached as kv_a_proj_with_mqa made it, rotated on use
+        k_rope = rot
     return out.to(x.device), c_kv, k_rope
 
 
@@ -232,4 +234,5 @@ MISTAKE_OF: dict[str, str] = {
 }
 # Switches that change only the returned cache, not the output.
 CACHE_ONLY = {"kv-norm-before-cache": "latent-norm-misplaced",
-              "rope-key-layout": "rope-key-layout"}
+              "rope-key-layout": "rope-key-layout",
+              "rope-key-unrotated": "cache-holds-unrotated-rope-key"}

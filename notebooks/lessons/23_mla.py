@@ -15,6 +15,7 @@ gqa = 2 * 8 * head_dim * layers * 2
 print(f"bytes per token: MLA {mla:,}, MHA {mha:,} ({mha / mla:.1f}x), "
       f"up-projected keys and values {up:,} ({up / mla:.1f}x), GQA with 8 groups {gqa:,}")
 print(f"at 128K tokens: MLA {mla * 131072 / 2**30:.2f} GiB, MHA {mha * 131072 / 2**30:.0f} GiB")
+print(f"in GQA terms: MLA's cache equals GQA with {(r + d_r) / (2 * head_dim)} groups of {head_dim}")
 
 # %% [markdown]
 # ## 2. The naive path: up-project the cached latents
@@ -43,7 +44,7 @@ k_nope = torch.einsum("hnr,bsr->bhsn", W[:, :d_n], c_kv)  # (b, h, s, d_n): buil
 v = torch.einsum("hvr,bsr->bhsv", W[:, d_n:], c_kv)
 scores = (q_nope @ k_nope.transpose(-1, -2) + q_rope @ k_rope[:, None].transpose(-1, -2)) / (d_n + d_r) ** 0.5
 naive = scores.softmax(-1) @ v
-print("naive output", tuple(naive.shape), "- per-head keys built:", tuple(k_nope.shape))
+print(f"naive output {tuple(naive.shape)}; per-head keys built: {tuple(k_nope.shape)}")
 
 # %% [markdown]
 # ## 3. The absorbed path: attend in latent space
@@ -65,8 +66,8 @@ print("largest difference naive vs absorbed:", (naive - absorbed).abs().max().it
 #
 # With a rotated key, `qᵀ R_iᵀ R_j W_UK c_j = qᵀ R_{j−i} W_UK c_j`: a rotation depending on
 # `j − i` sits between the query and `W_UK`, so no fixed matrix can absorb it. MLA keeps a
-# separate, shared, rotated key of `d_r` numbers per token. Per-head rotary keys would cost
-# `128 · 64 = 8,192` numbers per token, 14 times the latent.
+# separate, shared, rotated key of `d_r` numbers per token; per-head rotary keys would cost
+# `h · d_r` numbers per token (printed below, against the latent and the whole cache entry).
 
 # %%
 H, R, DR = 128, 512, 64  # DeepSeek-V2
@@ -74,6 +75,8 @@ flops = 2 * H * (R + DR) + 2 * H * R
 read = (R + DR) * 2 * 1  # one layer, bfloat16
 print(f"absorbed decode: {flops:,} FLOPs per cached token and layer on {read:,} bytes "
       f"= {flops / read:.0f} FLOPs/byte (H100 ridge about {989 / 3.35:.0f})")
+print(f"per-head rotary keys: {H * DR:,} numbers per token, {H * DR / R:.0f}x the latent, "
+      f"{H * DR / (R + DR):.1f}x the cache entry")
 
 # %%
 # kata: exercise
@@ -107,6 +110,24 @@ with Largest() as m1:
 with Largest() as m2:
     torch.einsum("bhtr,bsr->bhts", q_lat, lat)
 print(f"largest tensor created: matmul {m1.numel:,}, einsum {m2.numel:,}")
+
+# %% [markdown]
+# ## 6. Follow-ups, in numbers
+#
+# Why not merge `W_Q·W_UK` into one query matrix? It would map `q_lora_rank` to `h · r`, far
+# more weights than the two factors. And YaRN (context extension) multiplies DeepSeek's
+# softmax scale by `mscale²`, `mscale = 0.1 · ln(factor) · mscale_all_dim + 1`. The latent is
+# shared by every head, so tensor parallelism over heads replicates the whole cache on every
+# rank: engines run attention data-parallel for DeepSeek models.
+
+# %%
+import math
+
+q_lora, d_nope = 1536, 128  # DeepSeek-V2
+print(f"merged W_Q·W_UK {q_lora * H * R:,} weights per layer; q_b_proj's nope part "
+      f"{q_lora * H * d_nope:,} and W_UK {H * d_nope * R:,}")
+mscale = 0.1 * math.log(40) * 1.0 + 1  # DeepSeek-V3: factor 40, mscale_all_dim 1
+print(f"YaRN at factor 40: mscale {mscale:.4f}, the scale multiplied by {mscale ** 2:.3f}")
 
 # %%
 # kata: quiz

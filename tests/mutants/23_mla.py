@@ -79,6 +79,14 @@ MUTANTS = [
                                               "(naive path), as transformers 4.x did.",
            edits=[(RETURN, RETURN.replace("(c_kv, k_rope)",
                                           "((c_kv, k_rope) if absorbed else (k, v))"))]),
+    Mutant("cache-holds-unrotated-rope-key",
+           why="caches k_rope before RoPE and rotates the whole cached key on use (positions "
+               "0 ... s+t-1): outputs right, cache shape right, cache values unrotated.",
+           edits=[(KROPE, "        k_rope = kv_a[..., r:]  # (b, t, d_r), not rotated yet\n"),
+                  (MASK, "        k_raw = k_rope  # what is cached\n"
+                         "        k_rope = apply_rope(k_raw, 0, self.rope_base)  # rotated on use\n"
+                         + MASK),
+                  (RETURN, RETURN.replace("(c_kv, k_rope)", "(c_kv, k_raw)"))]),
     Mutant("absorbed-path-up-projects", why="with absorbed=True, up-projects every cached latent.",
            edits=[("        if absorbed:\n", "        if False:\n")]),
     Mutant("latent-copied-per-head", why="torch.matmul against c_kv[:, None], which copies the "

@@ -50,6 +50,20 @@ MUTANTS = [
            edits=[(MASK, MASK.replace("s - t + 1", "1"))]),
     Mutant('int4-range', why='offsets codes to [0, 2 qmax].',
            edits=[(CODES, CODES.replace(".to(torch.int8)", ".add(qmax + 1 if bits == 4 else 0).to(torch.int8)"))]),
+    Mutant('asymmetric-zero-point',
+           why='min/max scale over 255 steps and a rounded zero point added to the codes.',
+           edits=[("        amax = xf.abs().amax(dim=dim, keepdim=True)\n",
+                   "        amax = xf.abs().amax(dim=dim, keepdim=True)\n"
+                   "        lo, hi = xf.amin(dim=dim, keepdim=True), xf.amax(dim=dim, keepdim=True)\n"
+                   "        scale = ((hi - lo) / (2 * qmax + 1)).to(torch.float32)\n"
+                   "        safe = torch.where(scale > 0, scale, torch.ones_like(scale)).to(work)\n"
+                   "        zero = -qmax - 1 - torch.round(lo / safe)\n"
+                   "        codes = (torch.round(xf / safe) + zero).clamp(-qmax - 1, qmax)\n"
+                   "        return codes.to(torch.int8), scale\n")]),
+    Mutant('scale-wrong-dtype', variant='cache_half',
+           why='the cache keeps its scales in float16 to save bytes (quantize is right).',
+           edits=[("        return codes, scale\n\n    def append",
+                   "        return codes, scale.half()\n\n    def append")]),
     Mutant('nibbles-swapped', why='puts element 2j in the high nibble.',
            edits=[(PACK, "    return (c[..., 1::2] | (c[..., 0::2] << 4)).to(torch.uint8)\n")]),
     Mutant('nibble-not-sign-extended', why='returns nibbles as unsigned.',
