@@ -31,6 +31,7 @@ KATA = Kata(
         "cow-missing",
         "cow-copy-incomplete",
         "unneeded-copy",
+        "fork-needs-free-block",
         "refcount-leak",
         "out-of-blocks-unchecked",
         "out-of-blocks-not-atomic",
@@ -112,6 +113,11 @@ MISTAKES: tuple[Mistake, ...] = (
             "longer shared; too few blocks stay free.",
             "fork copies the table only (counts + 1). Copy only the partly filled last block, "
             "only when its count is above one."),
+    Mistake("fork-needs-free-block",
+            "fork raised OutOfBlocksError when no block was free, yet a fork allocates "
+            "nothing: the child shares every block of its parent.",
+            "fork copies the table and adds one to each block's count; it never takes a "
+            "block, so it never runs out. The copy comes later, at the child's first append."),
     Mistake("refcount-leak",
             "Blocks never came back: after every sequence is freed, num_free_blocks() < "
             "num_blocks.",

@@ -105,6 +105,8 @@ class TwinCache:
         self.lengths[seq_id] = length + t
 
     def fork(self, seq_id: int) -> int:
+        if self.mistake == "fork-needs-free-block" and not self.free_blocks:
+            raise OutOfBlocksError("no free block to fork into")  # before any change
         child = self.new_sequence()
         self.lengths[child] = self.lengths[seq_id]
         if self.mistake == "unneeded-copy":
@@ -156,7 +158,7 @@ class TwinCache:
 ALLOCATOR_MISTAKES = (
     "slot-off-by-one", "no-allocation-when-full", "eager-allocation", "stale-slots-read",
     "block-order-wrong", "free-shared-block", "free-shared-block/free", "cow-missing",
-    "cow-copy-incomplete", "unneeded-copy", "refcount-leak", "out-of-blocks-unchecked",
+    "cow-copy-incomplete", "unneeded-copy", "fork-needs-free-block", "refcount-leak", "out-of-blocks-unchecked",
     "out-of-blocks-unchecked/cow-uncounted", "out-of-blocks-not-atomic",
     "out-of-blocks-not-atomic/take-raises", "out-of-blocks-not-atomic/cow-uncounted",
     "out-of-blocks-not-atomic/cow-first",

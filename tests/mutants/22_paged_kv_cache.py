@@ -95,6 +95,16 @@ MUTANTS = [
                 "            self.v_cache[new, :filled] = self.v_cache[old, :filled]\n", "")],
     ),
     Mutant(
+        'fork-needs-free-block',
+        why='fork refuses when the pool is full, as if it needed a block of its own.',
+        edits=[("    def fork(self, seq_id: int) -> int:\n"
+                "        child = self.new_sequence()\n",
+                "    def fork(self, seq_id: int) -> int:\n"
+                "        if not self.free_blocks:\n"
+                "            raise OutOfBlocksError('no free block to fork into')\n"
+                "        child = self.new_sequence()\n")],
+    ),
+    Mutant(
         'unneeded-copy',
         why='fork copies every block of the parent into fresh ones.',
         edits=[("        self.tables[child] = list(self.tables[seq_id])\n"
