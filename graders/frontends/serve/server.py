@@ -327,7 +327,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         readme = app.readme(kata)
         source = readme.read_text(encoding="utf-8") if readme.is_file() else ""
         if mock and mock["kata"] == kata.name:
-            source = mocks.questions_only(source)
+            source = mocks.mock_readme(source)
         return {**kata_summary(app, state, kata, app.known_status(state, kata) or ""),
                 "file": app.show_path(app.learner_file(kata)), "readme": verdicts.markdown(source),
                 "hints_total": len(kata.hints), "hints_used": hint_level(state, kata),
