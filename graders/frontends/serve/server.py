@@ -35,7 +35,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from graders.core import i18n, registry
-from graders.core.i18n import _, translate
+from graders.core.i18n import _, sentences, translate
 from graders.core.registry import Kata
 from graders.core.results import FAILING
 from graders.frontends.serve import running, security, verdicts, words
@@ -463,7 +463,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                 "verdict": verdicts.verdict(result) if result else None}
 
     def mock_abort(app: Practice, _kata, _body, _request) -> dict:
-        return {"message": " ".join(words.text(said) for said in mocks.abort(app).messages)}
+        return {"message": sentences(*(words.text(said) for said in mocks.abort(app).messages))}
 
     def report(app: Practice, _kata, _body, _request) -> dict:
         text = report_markdown(build_report(app, lambda note: None), room=True).strip()
