@@ -95,8 +95,14 @@ def allowed_words(kata: Kata) -> frozenset[str]:
 
     sources = [kata.solution_path.read_text(), kata.pristine_skeleton_path.read_text()]
     sources += [path.read_text() for path in styles(kata)]
-    sources += [mutant.source(kata) for mutant in mutants(kata)]
-    return _shared_words() | {name for source in sources for name in _names(source)}
+    edits = []  # a mutant is its base with edits: only what the edits write is new
+    for mutant in mutants(kata):
+        if mutant.file:
+            sources.append(mutant.source(kata))
+        edits += [new for _old, new in mutant.edits]
+    code = "\n".join(re.sub(r"#.*", "", line) for text in edits for line in text.splitlines())
+    return (_shared_words() | {name for source in sources for name in _names(source)}
+            | set(re.findall(r"[A-Za-z_]\w*", re.sub(r"(['\"]).*?\1", "", code))))
 
 
 def ascii_words(text: str, allowed: frozenset[str] | set[str] = frozenset()) -> list[str]:
