@@ -37,6 +37,7 @@ _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-
 _CLOSERS = set("，。、；：！？）」』》〉】〕”’…%") | set(",.;:!?)]}")
 # ... and these never end one (they stay before the character after them).
 _OPENERS = set("（「『《〈【〔“‘")
+_BREAK_AFTER = set("，。、；：！？）」』》")  # Chinese may break after these, preferably
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 # Two alphabetic words of 3+ letters in a row read as prose, not as a shape or an argument list.
 _PROSE_WORDS = re.compile(r"(?<![\w.])[^\W\d_]{3,}\s+[^\W\d_]{3,}(?![\w(])")
@@ -264,21 +265,15 @@ def break_line(line: str, width: int, code: Iterable[int] = (),
     return indent, [(p[0][0], p[-1][1]) for p in pieces] or [(len(line), len(line))]
 
 
-_BREAK_AFTER = set("，。、；：！？）」』》")
-
-
 def _after_punctuation(line: str, piece: list[tuple[int, int]], end: int,
                        room: int) -> list[tuple[int, int]]:
-    """A full line's last atoms, taken off it when it would break inside a run of Chinese
-    (``从序列开`` / ``头数起``) and a break after punctuation (``，``, ``、``, ``：``) or before
-    an opening bracket (``（``) lies at most a third of the line back: the line then ends at that punctuation, and the atoms
-    taken off start the next one (which must still hold them and the atom ending at ``end``)."""
+    """A full line's last atoms, moved to the next when it breaks inside Chinese ("从序列开"
+    / "头数起") and a break after ，、： (or before （) lies at most a third of a line back."""
     last = line[piece[-1][1] - 1]
     if not _is_cjk(last) or last in _BREAK_AFTER or not _is_cjk(line[piece[-1][1]]):
         return []
     for k in range(len(piece) - 1, 0, -1):
-        tail = cell_len(line[piece[k][0]:piece[-1][1]])
-        if tail > room // 3 or cell_len(line[piece[k][0]:end]) > room:
+        if cell_len(line[piece[k][0]:piece[-1][1]]) > room // 3 or cell_len(line[piece[k][0]:end]) > room:
             return []
         if line[piece[k - 1][1] - 1] in _BREAK_AFTER or line[piece[k][0]] in _OPENERS:
             moved = piece[k:]
@@ -494,9 +489,8 @@ def print_table(console: Console, header: Sequence[str], rows: Sequence[Sequence
     # The first column names each row (a check's title): it breaks only between words, and
     # gets its longest name's width up to TITLE_COLUMN, or the table is stacked.
     lowest[0] = max(lowest[0], min(highest[0], TITLE_COLUMN))
-    # A column of Chinese prose (a hint) narrower than PROSE_COLUMN breaks every few words
-    # ("的槽" / "位 p % block_size"): it gets that much, or the table is stacked.
-    lowest[1:] = [max(low, min(high, PROSE_COLUMN)) if any(_CJK_EDGE.search(row[n]) for row in measured)
+    # Chinese prose (a hint) under PROSE_COLUMN wide breaks every few words: wider, or stacked.
+    lowest[1:] = [max(low, min(high, PROSE_COLUMN)) if any(_CJK_EDGE.search(r[n]) for r in measured)
                   else low for n, (low, high) in enumerate(zip(lowest, highest)) if n]
     # Box drawing costs three columns a column: drop it before stacking.
     for frame in ([box.HEAVY_HEAD, None] if boxed else [None]):

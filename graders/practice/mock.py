@@ -1,6 +1,7 @@
 """Mock interviews as data: started from the skeleton with the README's follow-ups reduced
-to their questions and its list of the mistakes the grader names left out, handed in, aborted, or handed in by whatever comes first once its time
-has run out. The work of kata mock and of the room's mock buttons."""
+to their questions and without its list of the mistakes the grader names; handed in,
+aborted, or handed in by whatever comes first once its time has run out. The work of kata
+mock and of the room's mock buttons."""
 
 from __future__ import annotations
 
