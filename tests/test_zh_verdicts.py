@@ -164,6 +164,8 @@ def test_zh_verdicts_have_no_english_prose(kata, tmp_path, monkeypatch):
     ("[kv-heads-tiled] 查询头 j 拿到的是 kv 头（repeat），logits 与 token 照旧", ["repeat"]),  # glossary words pass
     ("位于 attention.py:74：attended = weights @ value if ready else none", []),  # the learner's line
     ("你的代码抛出了 RuntimeError：The size of tensor a (5) must match", []),
+    ("抛出了 RuntimeError：The size of tensor a (5) must match at non-singleton\n  dimension 0\n"
+     "  位于 x.py:83：x = y\n期望 wrong", ["wrong"]),  # what Python said, wrapped by a notebook
     ("FlashAttention 只在 SRAM 中保存一个分块；需要 CUDA GPU，PyTorch 的 LlamaRMSNorm", []),
     ("rootdir: /work/attention-katas", []),
     ("把 `x.view(b, n, h, d)` 换成 [reshape-without-transpose] 以外的写法", []),

@@ -5,7 +5,8 @@ ASCII word of a text that is neither, so that one English word left in a verdict
 ``ok``, ``wrong at 0``, ``appends of 1``) fails a self-test. Code is:
 
 - whatever is removed first: `backticked spans`, ``[slugs]``, shapes and argument lists
-  ``(b, h, s + t, head_dim)``, what Python or PyTorch said (``RuntimeError: The size ...``),
+  ``(b, h, s + t, head_dim)``, what Python or PyTorch said (``RuntimeError: The size ...``,
+  with the lines it wraps onto until one holds Chinese),
   a learner's source line quoted after ``file.py:74:``, and pytest's own frame lines;
 - any token holding a character prose words lack: ``q_proj``, ``nn.Linear(8,``, ``1e-6``,
   ``float32``, ``x=3``, ``sqrt(d_k)``, ``a/b``;
@@ -58,6 +59,7 @@ SHAPE = re.compile(rf"\(\s*{_ELEMENT}(?:\s*,\s*{_ELEMENT})*\s*,?\s*\)")
 EXCEPTION_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\s*[:：].*$")
 _SOURCE_ECHO = re.compile(r"\S+\.py:\d+[:：].*$")  # 位于 attention.py:74：<the learner's line>
 _SHAPE_MARK = "⟨shape⟩"
+_CHINESE = re.compile(r"[\u4e00-\u9fff]")
 # Tokens are split at white space and at Chinese text and punctuation.
 _SPLIT = re.compile(r"[\s\u3000-\u303f\uff00-\uffef\u4e00-\u9fff“”‘’…—·]+")
 _WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")
@@ -109,9 +111,13 @@ def ascii_words(text: str, allowed: frozenset[str] | set[str] = frozenset()) -> 
     """Every ASCII word of ``text`` that is not code (see the module docstring), each with
     its line: ``"none  <-  此前被接受的调用……：none"``."""
     found = []
+    quoting = False  # inside what Python said, wrapped onto lines of its own (a notebook's)
     for raw in text.splitlines():
         line = raw.strip().strip("┃│┏┓┗┛━─┡┩┠┨╇╈┯┷┿╋ ")
         if not line or PYTEST_FRAME.match(line):
+            continue
+        quoting = bool(EXCEPTION_MESSAGE.search(line)) or (quoting and not _CHINESE.search(line))
+        if quoting and not EXCEPTION_MESSAGE.search(line):
             continue
         prose = _SOURCE_ECHO.sub("", EXCEPTION_MESSAGE.sub("", line))
         prose = SHAPE.sub(f" {_SHAPE_MARK} ", CODE_SPAN.sub(" ", prose))
