@@ -791,6 +791,42 @@ def test_the_shipped_follow_ups_keep_their_questions_only(edition):
         assert "<details" not in section.lower(), readme
 
 
+@pytest.mark.parametrize("edition", ["README.md", "README.zh-CN.md"])
+def test_a_mock_readme_names_no_mistake(edition):
+    """Every kata's README in both languages, as a mock shows it (``kata mock`` and the
+    room's mock alike: :func:`graders.practice.mock.mock_readme`): no mistake the grader
+    names is listed, and only the sentences that listed them are gone."""
+    from graders.core.catalogue import MISTAKES
+    from graders.practice.mock import mock_readme, questions_only
+
+    named = 0
+    for kata in registry.KATAS:
+        original = kata.readme_path.with_name(edition).read_text(encoding="utf-8")
+        shown = mock_readme(original)
+        slugs = [slug for slug in MISTAKES if re.search(rf"(?<![\w-]){re.escape(slug)}(?![\w-])", shown)]
+        assert not slugs, (kata.name, edition, slugs)
+        named += shown != questions_only(original)
+        before, after = questions_only(original).splitlines(), set(shown.splitlines())
+        for i, line in enumerate(before):  # a line gone names a mistake, or opens a sentence that does
+            if line.strip() and line not in after:
+                assert "`[" in line or "`[" in before[i + 1], (kata.name, edition, line)
+        assert shown.count("```") == original.count("```"), (kata.name, edition)
+    assert named >= 20  # the katas whose README lists the mistakes it names
+
+
+def test_kata_mock_shows_the_readme_without_the_mistake_names(sandbox, monkeypatch):
+    """``kata mock 02``, in English and in Chinese: the README's list of the mistakes the
+    grader names (``[heads-interleaved]``, ...) is not shown; the rest of the section is."""
+    forbid_grading(monkeypatch)
+    for language, kept in (("en", "The follow-ups: non-contiguous inputs"), ("zh-CN", "追问检查：非连续输入")):
+        monkeypatch.setenv("KATA_LANG", language)
+        status, out = sandbox.run("mock", "02", "--yes")
+        assert status == 0, out
+        assert "heads-interleaved" not in out and "reshape-without-transpose" not in out, out
+        assert kept in " ".join(out.split()).replace("*", ""), out
+        assert sandbox.run("mock", "--abort")[0] == 0
+
+
 def test_a_chinese_mock_shows_no_answers(sandbox, monkeypatch):
     """KATA_LANG=zh-CN kata mock 16: the README's follow-ups (titled 面试官的追问, answers in
     full-width parentheses) are shown as questions alone."""

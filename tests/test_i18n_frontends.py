@@ -201,20 +201,26 @@ def test_a_failing_pytest_verdict_in_chinese(tmp_path):
     assert "提示：" in out
     assert "练习（kata）记分板" in out  # the scoreboard
     failing = next(line.strip() for line in out.splitlines() if line.strip().startswith("未通过："))
-    assert "、" in failing and "，" not in failing, failing  # a list of names: 、 (zh review #36)
+    # A list of titles, which may hold 、 themselves: ； (zh review #36, then 2026-12-01 L1).
+    assert "；" in failing and "，" not in failing, failing
 
 
 def test_lists_of_names_in_chinese(chinese):
     """zh review of 15–19, #36 and #39: names listed with 、, the quiz's letters as one types
-    them (A、B、C 或 D), as Python strings in a notebook's answers cell."""
-    from graders.core.quizzes import letter_choices
+    them (A、B、C 或 D); zh review of 2026-12-01, L9: a notebook's answers cell lists them
+    bare too, saying they are strings, and a wrong answer's verdict shows both letters alike."""
+    from graders.core.quizzes import CHOICE, Question, letter_choices, marked
 
     assert i18n.listing(["`12_rope`", "`13_gqa`"]) == "`12_rope`、`13_gqa`"
     assert letter_choices(4) == "A、B、C 或 D" and letter_choices(2) == "A 或 B"
-    assert letter_choices(4, code=True) == "'A'、'B'、'C' 或 'D'"
+    question = Question(prompt="?", kind=CHOICE, answer="A", choices=("a", "b", "c", "d"),
+                        reasoning="r")
+    assert question.answer_format_in_code == '一个字母（字符串，如 "A"）：A、B、C 或 D'
+    assert "错误：你的答案是 C，正确答案是 A" in marked(1, question, "C")[1]
     with i18n.speaking("en"):
         assert i18n.listing("abc") == "a, b, c" and letter_choices(3) == "'A', 'B', 'C'"
-        assert letter_choices(3, code=True) == "'A', 'B', 'C'"
+        assert question.answer_format_in_code == "a letter, as a string: 'A', 'B', 'C', 'D'"
+        assert "wrong: you said 'C', the answer is 'A'" in marked(1, question, "C")[1]
 
 
 def test_a_verdict_shows_the_mistake_as_looked_up(tmp_path, chinese, fake_translation):
@@ -286,3 +292,10 @@ def test_quiz_reasoning_in_chinese_fits_88_columns(chinese, capsys, fake_transla
     assert any(has_chinese(line) and line.startswith("   ") for line in lines)
     for line in lines:
         assert layout.display_width(line) <= quiz.REASONING_WIDTH, line
+
+
+def test_sentences_run_on_as_each_language_writes_them():
+    """zh review 2026-12-01, L11: two catalog strings joined after 。 take no space."""
+    assert i18n.sentences("今天没有到期要复习的练习。", "下一次：20_moe，2026-12-02。") == \
+        "今天没有到期要复习的练习。下一次：20_moe，2026-12-02。"
+    assert i18n.sentences("Nothing is due.", "Next: 20_moe.", "") == "Nothing is due. Next: 20_moe."

@@ -8,6 +8,11 @@
 - each correct implementation in tests/styles/NN_name/ passes with no slug reported;
 - every catalogued slug of a kata (and forbidden-builtin, where the kata forbids any) has
   at least one mutant.
+
+The reference and the mutants are graded in Chinese (``KATA_LANG=zh-CN``: a slug is named
+whatever the language), so that the same sessions also prove every verdict a zh-CN learner
+reads holds no English word outside code (:func:`tests.zh_text.english_in`); the skeleton
+and the styles are graded in English.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from graders.core.catalogue import MISTAKES
 from graders.core.registry import KATAS, Kata
 from tests.grading_session import run_session
 from tests.mutation import Mutant, mutants, styles
+from tests.zh_text import english_in
 
 BUILT = [k for k in KATAS if k.solution_path.exists() and k.skeleton_path.exists()]
 
@@ -34,12 +40,19 @@ def test_every_kata_is_built():
     assert [k.name for k in BUILT] == [k.name for k in KATAS]
 
 
+def assert_chinese(kata: Kata, output: str) -> None:
+    english = english_in(kata, output)
+    assert not english, "English in a zh-CN verdict (see tests/zh_text.py):\n" + "\n".join(english[:12])
+
+
 @pytest.mark.parametrize("kata", BUILT, ids=lambda k: k.name)
-def test_reference_solution_passes(kata):
+def test_reference_solution_passes(kata, monkeypatch):
+    monkeypatch.setenv("KATA_LANG", "zh-CN")
     session = run_session(kata, "--solutions")
     assert session.exit_code == 0, session.output
     assert session.failed == 0 and session.passed > 0
     assert session.slugs == set(), session.output
+    assert_chinese(kata, session.output)
 
 
 @pytest.mark.parametrize("kata", BUILT, ids=lambda k: k.name)
@@ -74,14 +87,16 @@ def test_mutant_applies_and_changes_the_code(kata, mutant):
 
 
 @kata_params("mutant", mutants)
-def test_mutant_fails_and_is_named(tmp_path, kata, mutant):
+def test_mutant_fails_and_is_named(tmp_path, kata, mutant, monkeypatch):
     slug = mutant.slug
     impl = mutant.materialise(kata, tmp_path)
+    monkeypatch.setenv("KATA_LANG", "zh-CN")
     session = run_session(kata, "--impl", str(impl))
     assert session.exit_code == 1, session.output
     first = session.failure_reports()[0]
     assert f"[{slug}]" in "\n".join(first[:3]), session.output
     assert session.slugs == {slug}, session.output
+    assert_chinese(kata, session.output)
 
 
 @kata_params("path", styles)

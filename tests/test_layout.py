@@ -252,9 +252,31 @@ def test_check_titles_are_never_split_inside_a_word(kata, slug, tmp_path):
      ["新的查询 i 位于位置", "s + i，必须能看到所", "有缓存中的键"]),
     ("先写下来：`softmax(Q Kᵀ / √d_k + mask) V`。然后", 34,
      ["先写下来：", "`softmax(Q Kᵀ / √d_k + mask) V`。", "然后"]),
+    # zh review 2026-12-01, L2: Chinese breaks after its punctuation or before a bracket when
+    # one lies a third of the line back, not inside a word ("从序列" / "开头数起").
+    ("键和值写入位置 p（从序列开头数起）在块 table[p // block_size] 的槽位 p % block_size", 24,
+     ["键和值写入位置 p", "（从序列开头数起）在块", "table[p // block_size]", "的槽位 p % block_size"]),
+    ("按这些位置旋转查询和键，再比较", 22, ["按这些位置旋转查询和", "键，再比较"]),
 ])
 def test_where_lines_break(text, width, lines):
     assert layout.wrap(text, width) == lines
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_column_of_chinese_prose_is_wide_or_stacked(width):
+    """zh review 2026-12-01, L2: a table's Chinese hint column is never squeezed under
+    PROSE_COLUMN cells (breaking every few characters); the table is stacked instead."""
+    hint = "提示：键和值写入位置 p（从序列开头数起）在块 table[p // block_size] 的槽位 p % block_size" * 2
+    rows = [["paged_attention 对照 float64 参考实现", "未通过", hint]] * 2
+    out = io.StringIO()
+    console = Console(file=out, width=width, force_terminal=True, no_color=True)
+    layout.print_table(console, ["检查项", "结果", "提示"], rows, plain=False)
+    lines = out.getvalue().splitlines()
+    if any("┃" in line or "│" in line for line in lines):  # a table: its last column is wide enough
+        cells = [line.split("│")[-2] for line in lines if line.count("│") >= 3]
+        assert min(layout.cell_len(cell) for cell in cells) >= layout.PROSE_COLUMN, lines
+    else:
+        assert any(line.startswith("提示：") or "提示：" in line for line in lines), lines
 
 
 def test_markers_are_stripped_but_formulas_and_identifiers_kept():

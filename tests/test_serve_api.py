@@ -631,6 +631,17 @@ def test_a_chinese_mock_page_shows_the_follow_ups_without_answers(client):
     assert "面试官" in page["readme"] and answer[:6] not in page["readme"]
 
 
+def test_a_mock_page_shows_no_mistake_names(client):
+    """The room's mock page of kata 02, in both languages: the README's list of the
+    mistakes the grader names is shown outside a mock, not during one."""
+    for language in ("en", "zh-CN"):
+        assert "[heads-interleaved]" in opened(client, "02", lang=language)["readme"]
+    client.post("/api/mock/start", headers=OWN, json={"kata": "02", "minutes": 5})
+    for language in ("en", "zh-CN"):
+        page = opened(client, "02", lang=language)
+        assert "heads-interleaved" not in page["readme"] and page["mock"]["kata"] == "02_heads"
+
+
 def test_the_rooms_report_advises_with_its_buttons(client, root):
     page = opened(client)
     client.post("/api/kata/01/check", headers=OWN, json={"text": MISSING_SCALE, "base": page["sha"]})

@@ -1,10 +1,13 @@
-"""A verdict in Chinese is Chinese: no English prose reaches a zh-CN learner.
+"""A verdict in Chinese is Chinese: no English reaches a zh-CN learner.
 
-For every kata, a failing implementation (its first mutant) and the untouched skeleton are
-graded under ``KATA_LANG=zh-CN`` through the three front ends a learner uses — ``pytest
-katas/NN --impl FILE``, ``kata check``'s report (:func:`graders.core.session.render`) and a
-notebook's ``check()`` — and the output must hold no run of three English words outside
-code, slugs, identifiers, shapes and pytest's own frame (see :func:`english_runs`).
+Every kata's reference and every mutant are graded in zh-CN by tests/test_katas.py, whose
+sessions also check that the output holds no ASCII word outside code
+(:func:`tests.zh_text.english_in`; ``pytest tests/test_katas.py -k "22_paged and (mutant or
+reference)"`` for one kata). Here, for every kata, the untouched skeleton and a failing
+implementation (its first mutant) go through the other front ends a learner uses — ``pytest
+katas/NN`` on the skeleton, ``kata check``'s report (:func:`graders.core.session.render`) and
+a notebook's ``check()`` — under the same rule; :func:`english_runs` (three English words in
+a row) is the looser rule, kept for its own cases below.
 """
 
 from __future__ import annotations
@@ -19,20 +22,11 @@ import pytest
 from graders.core import registry
 from tests.grading_session import run_session
 from tests.mutation import mutants
+from tests.zh_text import PYTEST_FRAME, ascii_words, english_in
 
 ENGLISH_WORDS_IN_A_ROW = 3
 
-# pytest's own lines: its section rules, test headers, progress and summary lines.
-_PYTEST_FRAME = re.compile(
-    r"^(=+ (test session starts|FAILURES|ERRORS|short test summary info|warnings summary"
-    r"|PASSES)\b.*"
-    r"|(platform|rootdir|configfile|cachedir|plugins|timeout|collected|collecting) .*"
-    r"|\S+\.py [.FEsxX]+\s*(\[\s*\d+%\])?"
-    r"|=+ [\d, a-z]+ in [\d.]+s.*=+"  # "== 13 failed, 1 skipped in 0.52s =="
-    r"|\d+ (failed|passed|skipped|error|errors|deselected)\b.*"
-    r"|_+ \w+ _+"  # "____ test_attention_without_mask ____"
-    r"|(FAILED|ERROR|PASSED|SKIPPED)\b.*"
-    r"|[.FEsxX]+\s*(\[\s*\d+%\])?)$")
+_PYTEST_FRAME = PYTEST_FRAME
 # Not words of prose: `code`, [slugs], and any token with a character prose words lack
 # (identifiers, dotted names, calls, paths, shapes, numbers, k=v, a/b).
 _CODE_SPAN = re.compile(r"`[^`]*`|\[[a-z0-9]+(?:-[a-z0-9]+)+\]")
@@ -144,8 +138,7 @@ def test_zh_verdicts_have_no_english_prose(kata, tmp_path, monkeypatch):
     mutant = first_mutant(kata)
     failing = mutant.materialise(kata, tmp_path)
     skeleton = kata.pristine_skeleton_path
-    outputs = {
-        f"pytest --impl {mutant.id}": run_session(kata, "--impl", str(failing)).output,
+    outputs = {  # pytest --impl MUTANT: tests/test_katas.py, every mutant
         "pytest on the skeleton": run_session(kata, "--impl", str(skeleton)).output,
         "kata check on the skeleton": rendered(session.grade(kata.name, skeleton)),
     }
@@ -154,6 +147,32 @@ def test_zh_verdicts_have_no_english_prose(kata, tmp_path, monkeypatch):
         notebook.check(kata.name, **load_objects(kata, failing))
     outputs[f"notebook check() of {mutant.id}"] = printed.getvalue()
 
-    english = {where: runs for where, text in outputs.items() if (runs := english_runs(text))}
-    assert not english, "\n".join(f"{where}: {runs}" for where, runs in english.items())
+    english = {where: words for where, text in outputs.items() if (words := english_in(kata, text))}
+    assert not english, "\n".join(f"{where}: {words[:8]}" for where, words in english.items())
     assert "README.zh-CN.md" in outputs["pytest on the skeleton"]
+
+
+@pytest.mark.parametrize("line, words", [
+    ("检查项：输出；输入：query (2, 5, 8), key (2, 7, 8)", []),  # a tensor's name before its shape
+    ("  期望 结果 ok，14 个空闲块", ["ok"]),  # one English word is one too many
+    ("池 wrong at 0，keys_values values", ["wrong", "at", "values"]),
+    ("此前被接受的调用，以（请求，token 数）表示：none", ["none"]),
+    ("输入：k (2, 2, 8, 16), bits=8, appends of 1", ["appends", "of"]),
+    ("提示：用 matmul / softmax / linear 自己写出这部分计算。", []),  # beside an operator: code
+    ("提示：一对中的两列都使用列对索引 i = column // 2，指数中用 2i。", []),
+    ("提示：x = x + sublayer(...)（Pre-LN），或 norm(x + sublayer(x))（Post-LN）。", []),
+    ("[kv-heads-tiled] 查询头 j 拿到的是 kv 头（repeat），logits 与 token 照旧", ["repeat"]),  # glossary words pass
+    ("位于 attention.py:74：attended = weights @ value if ready else none", []),  # the learner's line
+    ("你的代码抛出了 RuntimeError：The size of tensor a (5) must match", []),
+    ("抛出了 RuntimeError：The size of tensor a (5) must match at non-singleton\n  dimension 0\n"
+     "  位于 x.py:83：x = y\n期望 wrong", ["wrong"]),  # what Python said, wrapped by a notebook
+    ("FlashAttention 只在 SRAM 中保存一个分块；需要 CUDA GPU，PyTorch 的 LlamaRMSNorm", []),
+    ("rootdir: /work/attention-katas", []),
+    ("把 `x.view(b, n, h, d)` 换成 [reshape-without-transpose] 以外的写法", []),
+])
+def test_ascii_words(line, words):
+    """What :func:`tests.zh_text.ascii_words` counts as English (allowed here: glossary
+    words, Python's names, torch.nn's classes; no kata's code)."""
+    from tests.zh_text import _shared_words
+
+    assert [hit.split("  <-  ")[0] for hit in ascii_words(line, _shared_words())] == words

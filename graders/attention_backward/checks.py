@@ -477,7 +477,7 @@ def test_gradcheck(impl):
             with backward_refused_autograd(cls, impl.kata.forbidden):
                 return finite_differences_agree(fn, (q, k, v), causal, seed=230 + m)
 
-        if not impl.call(gradcheck, q, k, v, what="attention (finite differences)", on=on):
+        if not impl.call(gradcheck, q, k, v, what=_("attention (finite differences)"), on=on):
             raise verdict(_("finite differences of attention, as torch.autograd.gradcheck takes "
                             "them"), on, [
                 _("your backward's gradients disagree with finite differences of your forward")])

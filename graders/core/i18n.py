@@ -189,3 +189,17 @@ def listing(items, last: str | None = None) -> str:
         message = last if last is not None and index == len(items) else N_("{items}, {item}")
         joined = translate(message).format(items=joined, item=item, last=item)
     return joined
+
+
+_FULL_WIDTH_END = tuple("。！？；：）」』")
+
+
+def sentences(*parts: str) -> str:
+    """Sentences (each already translated) run on as the language writes them: a space
+    after an English full stop, none after a Chinese one (``。``), so two catalog strings
+    joined read ``今天没有到期要复习的练习。下一次：……`` (zh review 2026-12-01, L11).
+    Empty parts are left out."""
+    joined = ""
+    for part in (p for p in parts if p):
+        joined += part if not joined or joined.endswith(_FULL_WIDTH_END) else " " + part
+    return joined

@@ -37,6 +37,7 @@ _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-
 _CLOSERS = set("，。、；：！？）」』》〉】〕”’…%") | set(",.;:!?)]}")
 # ... and these never end one (they stay before the character after them).
 _OPENERS = set("（「『《〈【〔“‘")
+_BREAK_AFTER = set("，。、；：！？）」』》")  # Chinese may break after these, preferably
 _PAIRS = {"(": ")", "[": "]", "{": "}"}
 # Two alphabetic words of 3+ letters in a row read as prose, not as a shape or an argument list.
 _PROSE_WORDS = re.compile(r"(?<![\w.])[^\W\d_]{3,}\s+[^\W\d_]{3,}(?![\w(])")
@@ -50,6 +51,7 @@ _CODE = re.compile(r"`([^`\n]+)`")
 CODE_STYLE = "bold cyan"
 SHORT_COLUMN = 12  # columns up to this wide are never wrapped in a table
 TITLE_COLUMN = 24  # a table's first column (its rows' titles) is at least this wide, or stacked
+PROSE_COLUMN = 30  # a table's other columns holding Chinese are at least this wide, or stacked
 
 
 def _emphasis(plain: str, pattern: re.Pattern) -> list[re.Match]:
@@ -251,15 +253,33 @@ def break_line(line: str, width: int, code: Iterable[int] = (),
     if cell_len(indent) > width // 2:
         indent = indent[:width // 2]
     room = max(1, width - cell_len(indent))
-    pieces: list[tuple[int, int]] = []
+    pieces: list[list[tuple[int, int]]] = []  # each line's atoms
     for start, end in atoms(line, room, code, words):
         if cell_len(line[start:end]) > room:
-            pieces.extend(_cut(line, start, end, room))
-        elif pieces and cell_len(line[pieces[-1][0]:end]) <= room:
-            pieces[-1] = (pieces[-1][0], end)
+            pieces.extend([piece] for piece in _cut(line, start, end, room))
+        elif pieces and cell_len(line[pieces[-1][0][0]:end]) <= room:
+            pieces[-1].append((start, end))
         else:
-            pieces.append((start, end))
-    return indent, pieces or [(len(line), len(line))]
+            moved = _after_punctuation(line, pieces[-1], end, room) if pieces else []
+            pieces.append([*moved, (start, end)])
+    return indent, [(p[0][0], p[-1][1]) for p in pieces] or [(len(line), len(line))]
+
+
+def _after_punctuation(line: str, piece: list[tuple[int, int]], end: int,
+                       room: int) -> list[tuple[int, int]]:
+    """A full line's last atoms, moved to the next when it breaks inside Chinese ("从序列开"
+    / "头数起") and a break after ，、： (or before （) lies at most a third of a line back."""
+    last = line[piece[-1][1] - 1]
+    if not _is_cjk(last) or last in _BREAK_AFTER or not _is_cjk(line[piece[-1][1]]):
+        return []
+    for k in range(len(piece) - 1, 0, -1):
+        if cell_len(line[piece[k][0]:piece[-1][1]]) > room // 3 or cell_len(line[piece[k][0]:end]) > room:
+            return []
+        if line[piece[k - 1][1] - 1] in _BREAK_AFTER or line[piece[k][0]] in _OPENERS:
+            moved = piece[k:]
+            del piece[k:]
+            return moved
+    return []
 
 
 def wrap(text: str, width: int) -> list[str]:
@@ -469,6 +489,9 @@ def print_table(console: Console, header: Sequence[str], rows: Sequence[Sequence
     # The first column names each row (a check's title): it breaks only between words, and
     # gets its longest name's width up to TITLE_COLUMN, or the table is stacked.
     lowest[0] = max(lowest[0], min(highest[0], TITLE_COLUMN))
+    # Chinese prose (a hint) under PROSE_COLUMN wide breaks every few words: wider, or stacked.
+    lowest[1:] = [max(low, min(high, PROSE_COLUMN)) if any(_CJK_EDGE.search(r[n]) for r in measured)
+                  else low for n, (low, high) in enumerate(zip(lowest, highest)) if n]
     # Box drawing costs three columns a column: drop it before stacking.
     for frame in ([box.HEAVY_HEAD, None] if boxed else [None]):
         overhead = 3 * len(header) + 1 if frame else 2 * (len(header) - 1)

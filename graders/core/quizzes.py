@@ -46,10 +46,12 @@ class Question:
 
     @property
     def answer_format_in_code(self) -> str:
-        """:attr:`answer_format` as a notebook's answers cell says it: a letter is a string."""
+        """:attr:`answer_format` as a notebook's answers cell says it: a letter is a string
+        (its letters listed as prose lists them, quoted on every side in English, bare in
+        Chinese: 一个字母（字符串，如 "A"）：A、B、C 或 D)."""
         if self.kind != CHOICE:
             return self.answer_format
-        return _("a letter: {letters}", letters=letter_choices(len(self.choices), code=True))
+        return _("a letter, as a string: {letters}", letters=letter_choices(len(self.choices)))
 
     @property
     def shown_answer(self) -> str:
@@ -97,10 +99,9 @@ def letters(count: int) -> tuple[str, ...]:
     return tuple("ABCDEFGH"[:count])
 
 
-def letter_choices(count: int, code: bool = False) -> str:
-    """The letters a learner may type, listed: "'A', 'B', 'C', 'D'" (Chinese: A、B、C 或 D);
-    ``code``: as Python strings in every language (a notebook's answers cell)."""
-    shown = [repr(letter) if code else _("'{letter}'", letter=letter) for letter in letters(count)]
+def letter_choices(count: int) -> str:
+    """The letters a learner may type, listed: "'A', 'B', 'C' or 'D'" (Chinese: A、B、C 或 D)."""
+    shown = [_("'{letter}'", letter=letter) for letter in letters(count)]
     return listing(shown, last=N_("{items}, {last}"))
 
 
@@ -164,10 +165,24 @@ def marked(number: int, question: Question, given) -> tuple[str, str]:
     if outcome == CORRECT:
         verdict = _("correct")
     else:
-        verdict = _("wrong: you said {given}, the answer is {answer}", given=repr(given),
-                    answer=question.shown_answer)
+        given_shown, answer = _shown_given(given), question.shown_answer
+        if question.kind == CHOICE and isinstance(given, str) and given_shown == given.strip():
+            given_shown, answer = (_("'{letter}'", letter=given_shown),
+                                   _("'{letter}'", letter=answer))  # both sides alike
+        verdict = _("wrong: you said {given}, the answer is {answer}", given=given_shown,
+                    answer=answer)
     reasoning = fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   ")
     return outcome, f"{number}. {verdict}\n{reasoning}"
+
+
+def _shown_given(given) -> str:
+    """A wrong answer as its verdict repeats it: a number or a one-word string as written
+    (``12``, ``C``, ``6.28``), anything else as Python writes it (``''``, ``'a b'``, ``[1]``)
+    so that what was given, an empty or spaced string included, is never hidden."""
+    if isinstance(given, str) and given.strip() and given.strip().isprintable() \
+            and " " not in given.strip():
+        return given.strip()
+    return repr(given)
 
 
 def score_line(result: QuizResult) -> str:

@@ -126,13 +126,14 @@ def _describe(value: Any, depth: int = 0) -> str:
     if _is_tensor(value):
         return describe_tensor(value)
     if isinstance(value, (tuple, list)):
+        kind, count = type(value).__name__, len(value)
         if depth >= 2:  # nested lists (a .tolist() result): the outline says enough
-            return f"{type(value).__name__} of {len(value)}"
-        inner = ", ".join(_describe(v, depth + 1) for v in value[:3])
-        more = ", ..." if len(value) > 3 else ""
-        return f"{type(value).__name__} of {len(value)} ({inner}{more})"
+            return _("{kind} of {count}", kind=kind, count=count)
+        items = [_describe(v, depth + 1) for v in value[:3]] + (["..."] if len(value) > 3 else [])
+        return _("{kind} of {count} ({items})", kind=kind, count=count, items=i18n.listing(items))
     if _is_numpy(value):
-        return f"a numpy {type(value).__name__} {value.dtype} {tuple(value.shape)}"
+        return _("a numpy {kind} {dtype} {shape}", kind=type(value).__name__, dtype=value.dtype,
+                 shape=tuple(value.shape))
     if isinstance(value, float):
         # 31248.0 as it is, not 3.125e+04: a whole-number float is a type slip, not a value's.
         return repr(value) if value.is_integer() and abs(value) < 1e16 else f"{value:.4g}"

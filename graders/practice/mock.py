@@ -1,6 +1,7 @@
 """Mock interviews as data: started from the skeleton with the README's follow-ups reduced
-to their questions, handed in, aborted, or handed in by whatever comes first once its time
-has run out. The work of kata mock and of the room's mock buttons."""
+to their questions and without its list of the mistakes the grader names; handed in,
+aborted, or handed in by whatever comes first once its time has run out. The work of kata
+mock and of the room's mock buttons."""
 
 from __future__ import annotations
 
@@ -68,6 +69,56 @@ def questions_only(readme: str) -> str:
     return "\n".join(lines[:start + 1]) + body + "\n" + "\n".join(lines[end:])
 
 
+_SLUG_IN_BACKTICKS = re.compile(r"`\[([a-z0-9]+(?:-[a-z0-9]+)+)\]`")
+
+
+# A sentence's end: . ! ? before white space and a capital (not "e.g. `[slug]`"), or 。！？.
+_SENTENCE_END = re.compile(r"((?<=[.!?])\s+(?=[A-Z*(])|(?<=[。！？]))")
+
+
+def without_mistake_names(readme: str) -> str:
+    """A kata README less the sentences that name the grader's mistakes ("When the grader
+    recognises a classic mistake it names it, e.g. `[heads-interleaved]`, ..." and its
+    Chinese twin), since a mock hides the mistakes' names until it is handed in: outside
+    fenced code, each sentence holding a catalogued slug in backticks is left out, and a
+    paragraph left empty goes with the blank line after it."""
+    from graders.core.catalogue import MISTAKES
+
+    def names_a_mistake(text: str) -> bool:
+        return any(slug in MISTAKES for slug in _SLUG_IN_BACKTICKS.findall(text))
+
+    def without_names(paragraph: list[str]) -> list[str]:
+        text = "\n".join(paragraph)
+        if "```" in text or not names_a_mistake(text):
+            return paragraph
+        parts = _SENTENCE_END.split(text)  # sentence, separator, sentence, ...
+        kept = "".join(part for i, part in enumerate(parts[::2])
+                       if not names_a_mistake(part) for part in (part, *parts[2 * i + 1:2 * i + 2]))
+        return kept.rstrip().splitlines()
+
+    out: list[str] = []
+    paragraph: list[str] = []  # non-blank lines, or a fenced block with its blank lines
+    in_fence = False
+    for line in readme.split("\n"):
+        fence = line.lstrip().startswith("```")
+        if in_fence or fence or line.strip():
+            paragraph.append(line)
+            in_fence = in_fence != fence
+            continue
+        kept = without_names(paragraph)
+        if kept or not paragraph:  # a blank line goes with the paragraph before it
+            out += [*kept, line]
+        paragraph = []
+    return "\n".join(out + without_names(paragraph))
+
+
+def mock_readme(readme: str) -> str:
+    """A kata README as a mock interview shows it (kata mock, the room's mock): its
+    follow-ups reduced to their questions (:func:`questions_only`), and no list of the
+    mistakes the grader names (:func:`without_mistake_names`)."""
+    return without_mistake_names(questions_only(readme))
+
+
 MINUTES_RANGE = (1, 600)  # a mock's time: a minute to ten hours
 
 
@@ -104,8 +155,8 @@ def choose(practice: Practice, kata: Kata | None, random: bool) -> Kata:
 def start(practice: Practice, kata: Kata, minutes: float | None = None) -> Outcome:
     """Start a mock of ``kata`` for ``minutes`` (its target time by default): the learner's
     file, unless it is the untouched skeleton, is backed up and reset first (a front end
-    asks before). Data: ``mock`` (as status gives it) and ``readme``, the README with its
-    follow-ups reduced to their questions (None when it is missing), ``readme_path``."""
+    asks before). Data: ``mock`` (as status gives it) and ``readme``, the README as a mock
+    shows it (:func:`mock_readme`; None when it is missing), ``readme_path``."""
     minutes = kata.target_minutes if minutes is None else minutes
     outcome = Outcome()
     path = practice.learner_file(kata)
@@ -128,7 +179,7 @@ def start(practice: Practice, kata: Kata, minutes: float | None = None) -> Outco
     practice.store.update(begin)
     readme = practice.readme(kata)
     outcome.data["readme_path"] = practice.show_path(readme)
-    outcome.data["readme"] = (questions_only(readme.read_text(encoding="utf-8"))
+    outcome.data["readme"] = (mock_readme(readme.read_text(encoding="utf-8"))
                               if readme.is_file() else None)
     outcome.data["mock"] = mock = status(practice)
     return outcome.say("mock.started", kata=kata.name, time=countdown(mock["deadline"] - mock["started"]),

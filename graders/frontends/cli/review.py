@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from graders.core.i18n import _
+from graders.core.i18n import _, sentences
 from graders.frontends.cli.app import App
 from graders.frontends.cli.common import resolve
 from graders.practice import review
@@ -43,7 +43,7 @@ def cmd_review(app: App, args: argparse.Namespace) -> int:
         app.print(_("Start one: kata review {kata} (add --mock for a timed one)", kata=first.id))
     else:
         upcoming = review.schedule(state)
-        app.print(_("Nothing is due for review today.") + (" " + _(
+        app.print(sentences(_("Nothing is due for review today."), _(
             "Next: {kata} on {date}.", kata=upcoming[0].kata.name,
             date=upcoming[0].due.isoformat()) if upcoming else ""))
     recurring = review.recurring_mistakes(state)

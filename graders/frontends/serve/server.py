@@ -33,7 +33,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from graders.core import i18n, registry
-from graders.core.i18n import _, translate
+from graders.core.i18n import _, sentences, translate
 from graders.core.registry import Kata
 from graders.core.results import FAILING
 from graders.frontends.serve import running, security, verdicts, words
@@ -364,7 +364,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         readme = app.readme(kata)
         source = readme.read_text(encoding="utf-8") if readme.is_file() else ""
         if mock and mock["kata"] == kata.name:
-            source = mocks.questions_only(source)
+            source = mocks.mock_readme(source)
         return {**kata_summary(app, state, kata, app.known_status(state, kata) or ""),
                 "file": app.show_path(app.learner_file(kata)), "readme": verdicts.markdown(source),
                 "hints_total": len(kata.hints), "hints_used": hint_level(state, kata),
@@ -499,7 +499,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                 "verdict": verdicts.verdict(result) if result else None}
 
     def mock_abort(app: Practice, _kata, _body, _request) -> dict:
-        return {"message": " ".join(words.text(said) for said in mocks.abort(app).messages)}
+        return {"message": sentences(*(words.text(said) for said in mocks.abort(app).messages))}
 
     def report(app: Practice, _kata, _body, _request) -> dict:
         text = report_markdown(build_report(app, lambda note: None), room=True).strip()
