@@ -35,11 +35,12 @@ from graders.core.registry import REPO_ROOT, Kata
 
 GLOSSARY = REPO_ROOT / "graders" / "locales" / "zh_CN" / "GLOSSARY.md"
 # Names no identifier and no glossary row holds, each written so in Chinese interview texts:
-# the tensor vocabulary of every comparison line (rtol 1e-04, bool (2, 4, 6), nan) and proper nouns.
-# of every comparison line (rtol 1e-04, bool (2, 4, 6), nan), tensor methods
-# written bare as verbs (被 detach 了, narrow 视图), the special tokens, and proper nouns.
+# the tensor vocabulary of every comparison line (rtol 1e-04, bool (2, 4, 6), nan), tensor
+# methods written bare as verbs (被 detach 了, narrow 视图), the special tokens, and proper
+# nouns (projects, models, and the authors a mistake's text cites: Chen 等人).
 NAMES = frozenset({"rtol", "atol", "bool", "float", "dtype", "nan", "inf", "detach", "narrow",
-                   "bos", "eos", "Python", "Llama", "Mixtral", "Mistral", "timm", "Hugging", "Face"})
+                   "bos", "eos", "Python", "Llama", "Mixtral", "Mistral", "timm", "Hugging", "Face",
+                   "Chen", "Leviathan"})
 
 # pytest's own lines: its section rules, test headers, progress and summary lines.
 PYTEST_FRAME = re.compile(
@@ -53,7 +54,8 @@ PYTEST_FRAME = re.compile(
     r"|_+ \w+ _+"  # "____ test_attention_without_mask ____"
     r"|(FAILED|ERROR|PASSED|SKIPPED)\b.*"
     r"|[.FEsxX]+\s*(\[\s*\d+%\])?)$")
-CODE_SPAN = re.compile(r"`[^`]*`|\[[a-z0-9]+(?:-[a-z0-9]+)+\]")
+# Backticked code, [slugs], and the repr of a learner's object (<mod._Handle object at 0x7f...>).
+CODE_SPAN = re.compile(r"`[^`]*`|\[[a-z0-9]+(?:-[a-z0-9]+)+\]|<[\w.]+ object at 0x[0-9a-f]*>?")
 _ELEMENT = r"[\w.*/+\-]+(?:\s*[*+\-/]\s*[\w.*/+\-]+)*"
 SHAPE = re.compile(rf"\(\s*{_ELEMENT}(?:\s*,\s*{_ELEMENT})*\s*,?\s*\)")
 EXCEPTION_MESSAGE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\s*[:：].*$")
