@@ -9,7 +9,9 @@ mock) passed *unaided* — no new hint, no solution, no failing check on the way
 next one further out along :data:`SCHEDULE_DAYS` (1, 3, 7, then 21 days, and 21 after
 that); one passed with help, or after a failing check, starts the ladder again (due the next
 day). What is due is computed from the state and today's date alone (pure functions, the
-clock injected), so the CLI and the room always agree.
+clock injected), so the CLI and the room always agree. Starting a review changes the learner's files (a
+reset or a mock): that one action is :func:`graders.practice.reviewing.start`, above the
+service, so that this module imports none of the practice service's modules.
 
 State (``state["reviews"]``, kata name -> entry): ``{"step": n, "due": "YYYY-MM-DD",
 "reasons": [...], "started": epoch or None, "hints_at_start": n, "solution_at_start": bool,
@@ -192,20 +194,6 @@ def lesson_for(slug: str, katas: tuple[Kata, ...]) -> str:
         section = headings[-1].group(1).lstrip("# ").strip() if headings else ""
         return f"notebooks/{kata.name}.ipynb" + (f", § {section}" if section else "")
     return f"katas/{katas[0].name}/README.md"
-
-
-def start(practice, kata: Kata, *, as_mock: bool = False, minutes: float | None = None):
-    """Start a review of ``kata``: its file back to the skeleton (backed up first), or a mock
-    interview of it (``as_mock``), and the review recorded as under way. Returns the
-    practice service's Outcome (what was backed up, what started)."""
-    from graders.practice import files, mock
-
-    if as_mock:
-        outcome = mock.start(practice, kata, minutes)
-    else:
-        outcome = files.reset(practice, kata)
-    practice.store.update(lambda state: begin(state, kata, practice.clock()))
-    return outcome.say("review.started", kata=kata.name)
 
 
 def today(practice) -> datetime.date:

@@ -20,6 +20,7 @@ from graders.core.registry import Kata
 from graders.core.results import ALL_PASSED, NOT_STARTED, KataResult
 from graders.practice.common import (BACKUP_STAMP, FILE_MISSING, IDLE_GAP_S, STATE_DIR, Refused,
                                      _normalised, graders_fingerprint, iso, last_attempt)
+from graders.practice import review
 from graders.practice.state import StateStore, write_atomically
 
 # A kata's backups are bounded: its newest MAX_BACKUPS, MAX_BACKUP_BYTES in all; older ones
@@ -230,8 +231,6 @@ class Practice:
                 "duration_s": round(spent.get("since_attempt_s", 0.0), 1),
             })
             spent["since_attempt_s"] = 0.0
-            from graders.practice import review  # (it imports this module's users)
-
             review.after_grade(state, kata, result.status, now)  # a review under way ends?
 
         self.store.update(record)

@@ -8,7 +8,7 @@ import argparse
 from graders.core.i18n import _, sentences
 from graders.frontends.cli.app import App
 from graders.frontends.cli.common import resolve
-from graders.practice import review
+from graders.practice import review, reviewing
 from graders.practice.words import review_reason_word
 
 
@@ -30,7 +30,7 @@ def cmd_review(app: App, args: argparse.Namespace) -> int:
                   kata=kata.name), args.yes):
             app.print(_("Nothing changed."))
             return 1
-        for said in review.start(app, kata, as_mock=args.mock, minutes=args.minutes).messages:
+        for said in reviewing.start(app, kata, as_mock=args.mock, minutes=args.minutes).messages:
             app.say(said)
         return 0
     state = app.store.read()

@@ -44,7 +44,7 @@ from graders.practice.common import (FILE_MISSING, TIME_RAN_OUT, Refused, UsageE
                                      countdown,
                                      difficulty_word, hint_level, hint_level_word, last_attempt,
                                      outcome_word, progress_line, progress_words, resolve, tracks)
-from graders.practice import review
+from graders.practice import review, reviewing
 from graders.practice.report import build_report, report_markdown
 from graders.practice.words import dropped_words, review_reason_word
 from graders.practice.state import write_atomically
@@ -351,7 +351,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             raise Failure(409, words.text(UsageError(key="mock.running", kata=running["kata"])))
         app.learner_file(kata)  # its own file, or a 403 before anything is backed up
         with room.kata_lock(kata):
-            outcome = review.start(app, kata, as_mock=bool(body.get("mock")))
+            outcome = reviewing.start(app, kata, as_mock=bool(body.get("mock")))
         return {"message": "\n".join(words.text(said) for said in outcome.messages),
                 "id": kata.id, "mock": mock_view(app, room.clock())}
 
