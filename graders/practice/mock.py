@@ -92,8 +92,9 @@ def without_mistake_names(readme: str) -> str:
         if "```" in text or not names_a_mistake(text):
             return paragraph
         parts = _SENTENCE_END.split(text)  # sentence, separator, sentence, ...
-        kept = "".join(part for i, part in enumerate(parts[::2])
-                       if not names_a_mistake(part) for part in (part, *parts[2 * i + 1:2 * i + 2]))
+        kept = "".join(sentence + separator
+                       for sentence, separator in zip(parts[::2], [*parts[1::2], ""])
+                       if not names_a_mistake(sentence))
         return kept.rstrip().splitlines()
 
     out: list[str] = []
