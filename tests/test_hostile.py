@@ -291,9 +291,15 @@ FULL_MATRIX_KATAS = {"01_attention", "03_mha", "07_flops", "17_beam_search",
 THIN_SHARE = 5
 
 
+def staggered(kata: Kata, case: str, share: int) -> bool:
+    """One pair in ``share``: each case on every share-th kata, staggered so that together
+    the pairs meet every kata and every case."""
+    return (registry.KATAS.index(kata) + ALL_CASES.index(case)) % share == 0
+
+
 def in_fast_tier(kata: Kata, case: str) -> bool:
     return (kata.name in FULL_MATRIX_KATAS or (kata.name, case) in EXPECTED_BY_KATA
-            or (registry.KATAS.index(kata) + ALL_CASES.index(case)) % THIN_SHARE == 0)
+            or staggered(kata, case, THIN_SHARE))
 
 
 def pair(kata: Kata, case: str):
@@ -307,8 +313,7 @@ PAIRS = [pair(k, c) for k in registry.KATAS for c in ALL_CASES if applicable(k, 
 # third of them (each case on every third kata, each kata on every third case, staggered so
 # that together they cover every kata and every case) through the other two front ends.
 FRONT_END_SHARE = 3
-SAMPLED_PAIRS = [p for p in PAIRS if (registry.KATAS.index(p.values[0])
-                                      + ALL_CASES.index(p.values[1])) % FRONT_END_SHARE == 0]
+SAMPLED_PAIRS = [p for p in PAIRS if staggered(*p.values, FRONT_END_SHARE)]
 
 
 @pytest.mark.parametrize("kata, case", PAIRS)
