@@ -466,7 +466,7 @@ del _os, _torch
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kernels():
     """One live kernel per language for this test process, started when first needed: a
     kernel's start and its imports of torch and the graders cost seconds, paid once here
