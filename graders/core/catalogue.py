@@ -236,6 +236,17 @@ SHARED = (
             "Build the new cache with torch.cat, which returns a new tensor, under "
             "torch.no_grad() too; never write into (or resize, or .data-assign) the tensors "
             "you were given, nor into a buffer behind a cache you returned."),
+    # --- the next-token shift and the response mask (26, 29, 30) ---
+    Mistake("labels-not-shifted",
+            "The labels were not shifted: the logits at position t were scored against the "
+            "token at t (the one the model was given) instead of the token at t + 1 (the one "
+            "it must predict).",
+            "Pair logits[:, :-1] with labels[:, 1:]; the last position predicts nothing."),
+    Mistake("padding-counted",
+            "Positions outside the mask were counted: padding (or prompt) tokens added their "
+            "terms to the sum, or their number to the count it was divided by.",
+            "Multiply each token's term by the mask as a float and divide by the mask's sum, "
+            "never by the sequence length."),
 )
 
 MISTAKES: dict[str, Mistake] = {

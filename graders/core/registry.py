@@ -23,6 +23,7 @@ TRACKS = {
     "models": "Full models and modern inference",
     "llm": "Decoder-only LLMs",
     "inference": "LLM inference systems",
+    "training": "Training and aligning LLMs",
 }
 
 # Every kata, in order: the package graders/<module>/ that holds its grader and meta.

@@ -152,7 +152,8 @@ def track_title(key: str) -> str:
     title = registry.TRACKS.get(key, key)
     translated = {"Foundations": _("Foundations"), "Decoder-only LLMs": _("Decoder-only LLMs"),
                   "Full models and modern inference": _("Full models and modern inference"),
-                  "LLM inference systems": _("LLM inference systems")}
+                  "LLM inference systems": _("LLM inference systems"),
+                  "Training and aligning LLMs": _("Training and aligning LLMs")}
     return translated.get(title, title)
 
 
