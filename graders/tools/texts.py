@@ -37,10 +37,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.core import i18n
+from graders.core import i18n, quizzes, registry
 from graders.core.catalogue import MISTAKES, WORDINGS
 from graders.core.registry import KATAS, NOTEBOOKS_DIR, PRISTINE_SKELETON, REPO_ROOT, Kata
-from graders.frontends import quiz
 from graders.tools import lesson_code
 
 # Where ``_()`` messages live: the grading code, the front ends and the notebook builder.
@@ -162,10 +161,10 @@ def kata_texts(kata: Kata) -> list[Text]:
     texts += [Text(hint, f"kata {kata.id}: hint {level}")
               for level, hint in zip(("1 (nudge)", "2 (the key idea)", "3 (near-code: translate "
                                       "comments and prose only)"), kata.hints)]
-    for number, question in enumerate(quiz.questions(kata.id), start=1):
+    for number, question in enumerate(registry.questions(kata.id), start=1):
         texts.append(Text(question.prompt, f"kata {kata.id}: quiz question {number}"))
         texts += [Text(choice, f"kata {kata.id}: quiz question {number}, choice {letter}")
-                  for letter, choice in zip(quiz.letters(len(question.choices)), question.choices)]
+                  for letter, choice in zip(quizzes.letters(len(question.choices)), question.choices)]
         texts.append(Text(question.reasoning, f"kata {kata.id}: quiz question {number}, reasoning"))
     texts += [Text(cell, f"kata {kata.id}: lesson, markdown cell {index}")
               for index, cell in enumerate(lesson_prose(kata), start=1)]
