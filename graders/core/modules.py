@@ -1,24 +1,37 @@
-"""A learner's ``nn.Module``, built and loaded under the guard: construction, the state dict's
-exact keys and shapes, and ``load_state_dict(strict=True)`` of the grader's weights (katas
-whose classes must load a published checkpoint's names: 15's Llama block, 20's Mixtral MoE)."""
+"""A learner's ``nn.Module``, built, loaded and differentiated under the guard: construction,
+the state dict's exact keys and shapes, ``load_state_dict(strict=True)`` of the grader's
+weights (katas whose classes must load a published checkpoint's names: 15's Llama block, 20's
+Mixtral MoE), the gradients of its output, its parameters under the twin's names, and the
+dropout-in-eval suspect. The references these are compared with live in graders/twins/ and
+each kata's twin.py."""
 
 from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
 
+from typing import Any, Callable
+
+from graders.core.compare import expect_tracks_grad, tolerance
 from graders.core.i18n import _
 from graders.core.implementation import Implementation
+from graders.core.inputs import grads_of, weighted_sum
+from graders.core.mistakes import Suspect
 from graders.core.report import describe_value, verdict
+
+
+def expect_module(value: Any, what: str) -> nn.Module:
+    """``value``, which must be an nn.Module (what a learner's constructor returned)."""
+    if not isinstance(value, nn.Module):
+        raise verdict(what, _("construction"),
+                      [_("expected an nn.Module, got {value}", value=describe_value(value))])
+    return value
 
 
 def construct(impl: Implementation, cls_name: str, args: tuple, kwargs: dict, what: str) -> nn.Module:
     """``cls_name(*args, **kwargs)`` from the learner's file; it must be an nn.Module."""
     module = impl.call(impl.attr(cls_name), *args, what=what, on=_("construction"), **kwargs)
-    if not isinstance(module, nn.Module):
-        raise verdict(what, _("construction"),
-                      [_("expected an nn.Module, got {value}", value=describe_value(module))])
-    return module
+    return expect_module(module, what)
 
 
 def expect_state_dict(impl: Implementation, module: nn.Module, expected: dict[str, tuple],
@@ -59,3 +72,29 @@ def load(impl: Implementation, module: nn.Module, state: dict[str, Tensor], what
     impl.call(module.load_state_dict, typed, strict=True, what=f"{what}.load_state_dict",
               on=_("random weights (strict=True)"))
     return module
+
+
+def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
+                  on: str) -> dict[str, Tensor | None]:
+    """Gradients of a fixed weighted sum of the learner's output ``out`` with respect to each
+    named tensor (None where unused); a verdict when ``out`` does not track gradients."""
+    expect_tracks_grad({_("the output"): out}, check, on)
+    return grads_of(weighted_sum([out], seed=seed), named, on=on)
+
+
+def matched_params(module: nn.Module, twin: nn.Module) -> dict[str, Tensor]:
+    """The learner's parameters under the twin's names (a missing one gets no gradient)."""
+    theirs = dict(module.named_parameters())
+    return {name: theirs[name] for name, _ in twin.named_parameters() if name in theirs}
+
+
+def differs_on_rerun(rerun: Callable[[], Any]) -> Suspect:
+    """dropout-in-eval: in eval mode a second call on the same input gives another output."""
+
+    def matches(got: Tensor) -> bool:
+        again = rerun()
+        rtol, atol = tolerance(got.dtype)
+        return isinstance(again, Tensor) and again.shape == got.shape and not torch.allclose(
+            again.detach(), got.detach(), rtol=rtol, atol=atol, equal_nan=True)
+
+    return Suspect("dropout-in-eval", matches=matches)

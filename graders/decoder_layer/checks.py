@@ -36,8 +36,8 @@ from graders.core.inputs import drawn_cases, leaf_copies, randomize_
 from graders.core.mistakes import Suspect
 from graders.twins.reference import additive_mask
 from graders.core.report import GradingFailure, describe_value, title, verdict
-from graders.twins.layers import (
-    differs_on_rerun, expect_module, learner_grads, matched_params, silu_like)
+from graders.core.modules import differs_on_rerun, expect_module, learner_grads, matched_params
+from graders.twins.layers import silu_like
 from graders.decoder_layer.twin import (
     ALL_MASKS, Inputs, LayerArgs, MEMORY_MASKS, MaskSpec, NO_MASKS, TGT_MASKS,
     decoder_suspects, describe, layer_reference, layer_suspects, lengths, make_inputs)

@@ -29,9 +29,8 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randomize_, weighted_sum
 from graders.core.report import describe_inputs, describe_value, verdict, title
 from graders.twins import layers
-from graders.twins.layers import (
-    silu_like, LayerArgs, quiet_mask_types, expect_module, differs_on_rerun, learner_grads,
-    matched_params, sequence)
+from graders.core.modules import differs_on_rerun, expect_module, learner_grads, matched_params
+from graders.twins.layers import silu_like, LayerArgs, quiet_mask_types, sequence
 from graders.encoder_layer.twin import (
     MASK_KINDS, encoder_suspects, layer_suspects, masks)
 

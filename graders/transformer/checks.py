@@ -35,7 +35,8 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, randn, weighted_sum
 from graders.core.mistakes import Suspect, identify
 from graders.core.report import GradingFailure, describe_value, verdict, title
-from graders.twins.layers import differs_on_rerun, expect_module, quiet_mask_types
+from graders.core.modules import differs_on_rerun, expect_module
+from graders.twins.layers import quiet_mask_types
 from graders.transformer.twin import (
     GREEDY_MISTAKES, GreedyCase, ModelArgs, RIGHT, ScriptedModel, Switches, Twin,
     embedding_mistakes, forward_mistakes, greedy_reference, pe_table, reference_decode,

@@ -1,7 +1,7 @@
 """What the graders of the layer katas share (06 encoder_layer, 08 decoder_layer,
 09 transformer): an encoder layer's constructor arguments, activations, masks merged into
-one additive mask, the input sequences, the learner's layer and PyTorch's twin, the learner's
-module and gradients, and the dropout-in-eval suspect."""
+one additive mask, the input sequences, the learner's layer and PyTorch's twin. The learner's
+module, its gradients and the dropout-in-eval suspect: graders.core.modules."""
 
 from __future__ import annotations
 
@@ -14,13 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graders.core.i18n import _
-from graders.twins.reference import additive_mask
-from graders.core.compare import tolerance
 from graders.core.implementation import Implementation
-from graders.core.inputs import grads_of, randn, randomize_, weighted_sum
-from graders.core.mistakes import Suspect
-from graders.core.report import describe_value, verdict
+from graders.core.inputs import randn, randomize_
+from graders.core.modules import construct
+from graders.twins.reference import additive_mask
 
 
 def silu_like(x: Tensor) -> Tensor:
@@ -130,10 +127,8 @@ def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
               device: str | torch.device = "cpu", *, name: str) -> nn.Module:
     """The learner's layer ``name`` (TransformerEncoderLayer, TransformerDecoderLayer), built
     with ``args``, in ``dtype`` on ``device``."""
-    cls = impl.attr(name)
-    layer = impl.call(cls, args.d_model, args.nhead, **args.kwargs(),
-                      what=args.call_text(), on=_("construction"))
-    return expect_module(layer, args.call_text()).to(device=device, dtype=dtype)
+    layer = construct(impl, name, (args.d_model, args.nhead), args.kwargs(), args.call_text())
+    return layer.to(device=device, dtype=dtype)
 
 
 def layer_twin(args: LayerArgs, seed: int, dtype=torch.float32,
@@ -143,37 +138,3 @@ def layer_twin(args: LayerArgs, seed: int, dtype=torch.float32,
     with ``args``, with randomized weights, in eval mode."""
     module = twin(args.d_model, args.nhead, **args.kwargs(), dtype=dtype, device=device)
     return randomize_(module, seed, scale=weight_scale).eval()
-
-
-def expect_module(value: Any, what: str) -> nn.Module:
-    if not isinstance(value, nn.Module):
-        raise verdict(what, _("construction"),
-                      [_("expected an nn.Module, got {value}", value=describe_value(value))])
-    return value
-
-
-def differs_on_rerun(rerun: Callable[[], Any]) -> Suspect:
-    """dropout-in-eval: in eval mode a second call on the same input gives another output."""
-
-    def matches(got: Tensor) -> bool:
-        again = rerun()
-        rtol, atol = tolerance(got.dtype)
-        return isinstance(again, Tensor) and again.shape == got.shape and not torch.allclose(
-            again.detach(), got.detach(), rtol=rtol, atol=atol, equal_nan=True)
-
-    return Suspect("dropout-in-eval", matches=matches)
-
-
-def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
-                  on: str) -> dict[str, Tensor | None]:
-    """Gradients of a fixed weighted sum of the learner's output."""
-    if not out.requires_grad:
-        raise verdict(check, on, [_("the output does not require grad: is part of the computation "
-                                    "detached, done under torch.no_grad(), or with .data?")])
-    return grads_of(weighted_sum([out], seed=seed), named, on=on)
-
-
-def matched_params(module: nn.Module, twin: nn.Module) -> dict[str, Tensor]:
-    """The learner's parameters under the twin's names (a missing one gets no gradient)."""
-    theirs = dict(module.named_parameters())
-    return {name: theirs[name] for name, _ in twin.named_parameters() if name in theirs}

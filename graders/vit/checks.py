@@ -46,11 +46,11 @@ from graders.vit.twin import (
     mlp_state,
     MlpTwin,
 )
+from graders.core.modules import learner_grads
 from graders.vit.learner import (
     ATTENTION_NAMES,
     block_on,
     build,
-    learner_grads,
     MLP_NAMES,
     new_block,
     run,

@@ -28,11 +28,11 @@ from graders.vit.twin import (
     mlp_reference,
     mlp_state,
 )
+from graders.core.modules import learner_grads
 from graders.vit.learner import (
     ATTENTION_NAMES,
     block_on,
     build,
-    learner_grads,
     MLP_NAMES,
     new_block,
     run,

@@ -10,20 +10,13 @@ import torch
 from torch import Tensor, nn
 
 from graders.core.i18n import N_, _
-from graders.core.compare import expect_tensor, expect_tracks_grad
+from graders.core.compare import expect_tensor
 from graders.core.implementation import Implementation
-from graders.core.inputs import grads_of, weighted_sum
-from graders.core.report import describe_inputs, describe_value, verdict
+from graders.core.modules import expect_module
+from graders.core.report import describe_inputs, verdict
 
 
 # ---------------------------------------------------------------------- learner modules
-
-
-def expect_module(value: Any, what: str) -> nn.Module:
-    if not isinstance(value, nn.Module):
-        raise verdict(what, _("construction"),
-                      [_("expected an nn.Module, got {value}", value=describe_value(value))])
-    return value
 
 
 def build(impl: Implementation, name: str, args: tuple, kwargs: dict[str, Any],
@@ -70,12 +63,6 @@ def seeded(seed: int) -> Iterator[None]:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
-
-
-def learner_grads(out: Tensor, named: dict[str, Tensor], seed: int, check: str,
-                  on: str) -> dict[str, Tensor | None]:
-    expect_tracks_grad({_("the output"): out}, check, on)
-    return grads_of(weighted_sum([out], seed=seed), named)
 
 
 def twin_names(module: nn.Module, mapping: dict[str, str] | None) -> dict[str, Tensor]:
