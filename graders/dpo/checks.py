@@ -96,8 +96,8 @@ def check_logprobs(impl: Implementation, logits: Tensor, ids: Tensor, loss_mask:
     expect_tracks_grad({"sequence_logprobs(...)": got}, check, on)
     weight = randn(*got.shape, seed=7, dtype=got.dtype)
     got_grads = grads_of((got * weight).sum(), {"logits": leaf}, on)
-    expect_grads_close(got_grads, {"logits": logprob_grad(logits, ids, loss_mask, attention, weight)},
-                       check, on, [
+    want = logprob_grad(logits, ids, loss_mask, attention, weight)
+    expect_grads_close(got_grads, {"logits": want}, check, on, [
         Suspect(slug, lambda m=m: logprob_grad(logits, ids, loss_mask, attention, weight, m))
         for m, slug in twin.LOGPROB_MISTAKES.items()])
 
@@ -148,7 +148,7 @@ POLICY = ("policy_chosen_logps", "policy_rejected_logps")
 
 def expect_policy_grads(got: dict[str, Tensor | None], logps: tuple[Tensor, ...], beta: float,
                         eps: float, loss_type: str, weight: Tensor, on: str,
-                        extra: list[Suspect] = ()) -> None:
+                        extra: tuple[Suspect, ...] = ()) -> None:
     """Each policy gradient against the twin's, with the suspects of that same gradient."""
     want = policy_grads(logps, beta, eps, loss_type, weight)
     for i, name in enumerate(POLICY):
@@ -283,12 +283,12 @@ def test_large_margins(impl: Implementation) -> None:
             losses = call_dpo(impl, (pc, pr, logps[2].clone(), logps[3].clone()), beta, eps,
                               "sigmoid", on)[0]
             suspects = loss_suspects(lambda m: twin.dpo_loss(*logps, beta, eps, "sigmoid", m)[0])
-            expect_close(losses, twin.dpo_loss(*logps, beta, eps)[0], _("the losses dpo_loss returns"),
-                         on, suspects + [unstable(logps, beta)])
+            expect_close(losses, twin.dpo_loss(*logps, beta, eps)[0],
+                         _("the losses dpo_loss returns"), on, suspects + [unstable(logps, beta)])
             expect_tracks_grad({"losses": losses}, _("the gradient of the losses"), on)
             got = grads_of(losses.sum(), dict(zip(POLICY, (pc, pr))), on)
             expect_policy_grads(got, logps, beta, eps, "sigmoid", torch.ones_like(logps[0]), on,
-                                [unstable(logps, beta)])
+                                (unstable(logps, beta),))
 
 
 @pytest.mark.core

@@ -110,7 +110,8 @@ MISTAKES = (
             "The label-smoothing term is wrong: added instead of subtracted, or taken on "
             "logsigmoid(+β·logits), which is plain DPO again; conservative DPO believes the "
             "label with probability 1 − ε and the flipped label with ε.",
-            "losses = -(1 - eps) * F.logsigmoid(beta * logits) - eps * F.logsigmoid(-beta * logits)"),
+            "losses = -(1 - eps) * F.logsigmoid(beta * logits) "
+            "- eps * F.logsigmoid(-beta * logits)"),
 )
 
 

@@ -9,7 +9,8 @@ def sequence_logprobs(logits, input_ids, loss_mask):
     b, n, vocab = logits.shape
     if logits.dtype != torch.float64:
         logits = logits.float()
-    targets = torch.where(loss_mask[:, 1:], input_ids[:, 1:], torch.full_like(input_ids[:, 1:], -100))
+    labels = input_ids[:, 1:]
+    targets = torch.where(loss_mask[:, 1:], labels, torch.full_like(labels, -100))
     nll = F.cross_entropy(logits[:, :-1].reshape(-1, vocab), targets.reshape(-1),
                           ignore_index=-100, reduction="none")
     return -nll.view(b, n - 1).sum(-1)

@@ -12,13 +12,15 @@ def get_batch_logps(logits: torch.Tensor, labels: torch.Tensor,
     """logits (batch, seq, vocab), labels (batch, seq) with label_pad_token_id where nothing
     is scored -> (batch,) summed log-probs."""
     if logits.shape[:-1] != labels.shape:
-        raise ValueError("Logits (batch and sequence length dim) and labels must have the same shape.")
+        raise ValueError("Logits (batch and sequence length dim) and labels must have the same "
+                         "shape.")
     labels = labels[:, 1:].clone()
     logits = logits[:, :-1, :]
     loss_mask = labels != label_pad_token_id
     # dummy token; we'll ignore the losses on these tokens later
     labels[labels == label_pad_token_id] = 0
-    per_token_logps = torch.gather(logits.log_softmax(-1), dim=2, index=labels.unsqueeze(2)).squeeze(2)
+    per_token_logps = torch.gather(logits.log_softmax(-1), dim=2,
+                                   index=labels.unsqueeze(2)).squeeze(2)
     return (per_token_logps * loss_mask).sum(-1)
 
 
