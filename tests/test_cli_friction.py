@@ -223,10 +223,10 @@ def test_the_report_table_says_a_follow_up_was_skipped():
 
     from rich.console import Console
 
-    from graders.core import session
+    from graders.frontends import rendering
 
     output = StringIO()
-    session.render(_with_a_skipped_follow_up(), Console(file=output, width=200, color_system=None))
+    rendering.render(_with_a_skipped_follow_up(), Console(file=output, width=200, color_system=None))
     out = output.getvalue()
     assert "follow-ups 1/1, 1 skipped (needs a CUDA GPU): all passed" in out
     assert "did not run" in out

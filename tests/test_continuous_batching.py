@@ -123,7 +123,8 @@ def test_causal_mask_offset_is_worded_in_this_katas_terms(tmp_path):
     """The shared slug speaks of m_j − n_j here (kata 25's WORDINGS), not of kata 11's cache
     length s, in the verdict and in `kata check`'s hint column."""
     from graders.core import catalogue
-    from graders.core.session import grade, render
+    from graders.core.session import grade
+    from graders.frontends.rendering import render
     from rich.console import Console
 
     path = tmp_path / "top_left.py"

@@ -19,7 +19,8 @@ import re
 
 import pytest
 
-from graders.core import i18n, layout
+from graders.core import i18n
+from graders.frontends import layout
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import KATAS, REPO_ROOT, Kata
 from graders.tools import texts

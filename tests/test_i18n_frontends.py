@@ -16,7 +16,8 @@ import sys
 
 import pytest
 
-from graders.core import i18n, layout, registry
+from graders.core import i18n, registry
+from graders.frontends import layout
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import REPO_ROOT
 from graders.frontends import cli, quiz

@@ -203,3 +203,18 @@ def test_the_layers_import_downwards_only():
             if name.startswith(f"graders.{layer}"):
                 wrong = sorted(i for i in imported if i.startswith(forbidden))
                 assert not wrong, f"{name} imports {', '.join(wrong)}"
+
+
+def test_the_engine_returns_data_and_lays_out_no_text_for_a_terminal():
+    """No module under graders/core imports rich or prints: the result, the quiz's marks and
+    the verdicts are data and plain text; the front ends lay them out (graders.frontends.
+    layout and rendering for a terminal, the room for a browser)."""
+    for path in sorted((GRADERS / "core").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n == "rich" or n.startswith("rich.") for n in names), \
+                f"{path.name}:{node.lineno} imports rich"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id != "print", f"{path.name}:{node.lineno} prints"

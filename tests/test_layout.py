@@ -18,10 +18,10 @@ import shutil
 import pytest
 from rich.console import Console
 
-from graders.core import i18n, layout, registry, session
+from graders.core import i18n, registry, session
 from graders.core.catalogue import MISTAKES
 from graders.core.registry import REPO_ROOT
-from graders.frontends import cli, notebook
+from graders.frontends import cli, layout, notebook, rendering
 from tests.mutation import mutants
 
 KV_CACHE = registry.get("11")  # a verdict full of shapes and formulas: (t, s + t), s + i
@@ -96,7 +96,7 @@ def failing(tmp_path_factory) -> dict[str, object]:
 
 
 def rendered(result, console: Console, output: io.StringIO, *, plain: bool = False) -> str:
-    session.render(result, console, plain=plain)
+    rendering.render(result, console, plain=plain)
     return output.getvalue()
 
 

@@ -51,14 +51,14 @@ def test_a_kata_with_no_follow_ups_shows_no_zero_tier_in_the_room_or_the_cli():
 
     from rich.console import Console
 
-    from graders.core import session
+    from graders.frontends import rendering
     from graders.core.results import CheckResult, KataResult
 
     result = KataResult("24_kv_quant", [CheckResult("test_codes", "core", "passed", "")])
     board = verdicts.verdict(result)["scoreboard"]
     assert board == ["core: 1/1 passed"], board
     out = io.StringIO()
-    session.render(result, Console(file=out, width=120, color_system=None), plain=True)
+    rendering.render(result, Console(file=out, width=120, color_system=None), plain=True)
     assert "follow-ups" not in out.getvalue() and "0/0" not in out.getvalue(), out.getvalue()
 
 

@@ -5,7 +5,7 @@ sessions also check that the output holds no ASCII word outside code
 (:func:`tests.zh_text.english_in`; ``pytest tests/test_katas.py -k "22_paged and (mutant or
 reference)"`` for one kata). Here, for every kata, the untouched skeleton and a failing
 implementation (its first mutant) go through the other front ends a learner uses — ``pytest
-katas/NN`` on the skeleton, ``kata check``'s report (:func:`graders.core.session.render`) and
+katas/NN`` on the skeleton, ``kata check``'s report (:func:`graders.frontends.rendering.render`) and
 a notebook's ``check()`` — under the same rule; :func:`english_runs` (three English words in
 a row) is the looser rule, kept for its own cases below.
 """
@@ -120,11 +120,11 @@ def rendered(result) -> str:
     """``kata check``'s report of ``result``, as printed to a file (not a terminal)."""
     from rich.console import Console
 
-    from graders.core import session
+    from graders.frontends import rendering
 
     out = io.StringIO()
-    session.render(result, Console(file=out, width=100, force_terminal=False, no_color=True),
-                   plain=True)
+    rendering.render(result, Console(file=out, width=100, force_terminal=False, no_color=True),
+                     plain=True)
     return out.getvalue()
 
 

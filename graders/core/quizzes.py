@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 
 from graders.core.i18n import N_, _, listing, translate
-from graders.core.layout import fill
 
 INTEGER, NUMBER, CHOICE = "integer", "number", "choice"  # the kinds of answer
 CORRECT, WRONG, UNANSWERED = "correct", "wrong", "unanswered"
@@ -135,7 +134,8 @@ GiB = 2**30
 MiB = 2**20
 
 
-REASONING_WIDTH = 88  # terminal columns (a Chinese character takes two)
+REASONING_WIDTH = 88  # a terminal front end wraps the reasoning to this many columns
+REASONING_INDENT = "   "  # the reasoning's lines, under the verdict
 
 
 @dataclass(frozen=True)
@@ -171,8 +171,9 @@ def marked(number: int, question: Question, given) -> tuple[str, str]:
                                    _("'{letter}'", letter=answer))  # both sides alike
         verdict = _("wrong: you said {given}, the answer is {answer}", given=given_shown,
                     answer=answer)
-    reasoning = fill(translate(question.reasoning), width=REASONING_WIDTH, indent="   ")
-    return outcome, f"{number}. {verdict}\n{reasoning}"
+    reasoning = "\n".join(REASONING_INDENT + line
+                          for line in translate(question.reasoning).splitlines())
+    return outcome, f"{number}. {verdict}\n{reasoning}"  # unwrapped: the front end lays it out
 
 
 def _shown_given(given) -> str:

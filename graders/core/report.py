@@ -58,7 +58,7 @@ def start_with(kata: Kata) -> str:
 def mistake_lines(slug: str) -> list[str]:
     """``[slug] explanation`` and ``hint: ...``, from the catalogue in the words of the kata
     being graded, in the learner's language (the slug stays as it is)."""
-    from graders.core.layout import strip_markers  # the catalogue's emphasis is for markdown
+    from graders.core.markup import strip_markers  # the catalogue's emphasis is for markdown
 
     mistake = catalogue.mistake(slug)
     return [f"[{slug}] {strip_markers(translate(mistake.explanation))}",

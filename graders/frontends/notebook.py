@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 
 from graders.core import i18n, interview, registry, session
+from graders.frontends import rendering
 from graders.core.i18n import _
 from graders.frontends.quiz import quiz  # noqa: F401  (the notebooks import check and quiz from here)
 from graders.core.results import KataResult
@@ -88,7 +89,7 @@ def check(kata_key: str, *objects, **named) -> KataResult:
     # the same in Jupyter, in nbclient's captured outputs and in a terminal.
     console = Console(file=sys.stdout, force_jupyter=False, force_terminal=False,
                       no_color=True, width=REPORT_WIDTH)
-    session.render(shown, console)
+    rendering.render(shown, console)
     if result.passed:
         print("\n" + _("all checks pass"))
     return result

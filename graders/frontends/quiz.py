@@ -16,6 +16,7 @@ against PyTorch's own modules.
 from __future__ import annotations
 
 from graders.core import registry
+from graders.frontends.layout import fill_indented
 from graders.core.quizzes import (  # noqa: F401 (the quiz's vocabulary, used by its readers)
     CHOICE, CORRECT, INTEGER, NUMBER, REASONING_WIDTH, UNANSWERED, WRONG, GiB, MiB, Question,
     QuizResult, encoder_layer_parameters, letters, marked, mha_parameters, score_line)
@@ -38,7 +39,7 @@ def quiz(kata_key: str, answers: dict[int, object]) -> QuizResult:
     for number, question in enumerate(questions(kata.id), start=1):
         outcome, text = marked(number, question, answers.get(number))
         outcomes.append(outcome)
-        print(text)
+        print(fill_indented(text, REASONING_WIDTH))
     result = QuizResult(kata.name, tuple(outcomes))
     print("\n" + score_line(result))
     return result

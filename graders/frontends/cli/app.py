@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 from rich.console import Console
 from rich.markup import escape
 
-from graders.core import layout
+from graders.frontends import layout
 from graders.core.i18n import _
 from graders.core.results import KataResult
 from graders.practice import Practice
@@ -39,7 +39,7 @@ class App(Practice):
     # -- output --
     def print(self, text: str = "", **options) -> None:
         """Prose: wrapped to a terminal's width, never inside a slug, code or a shape;
-        unwrapped where the output is not a terminal (see graders.core.layout)."""
+        unwrapped where the output is not a terminal (see graders.frontends.layout)."""
         layout.print_prose(self.console, text, **options)
 
     def warn(self, text: str) -> None:
@@ -68,7 +68,7 @@ class App(Practice):
         self.console.print(text, soft_wrap=True)
 
     def markdown(self, source: str) -> None:
-        """Print markdown: laid out on a terminal (graders.core.layout: no markers, never a
+        """Print markdown: laid out on a terminal (graders.frontends.layout: no markers, never a
         slug or code span split), its code blocks printed as code; as it is, unwrapped, when
         not on a terminal."""
         if self.plain:
@@ -106,7 +106,8 @@ class App(Practice):
         names and hints: what failed, but not what the mistake is nor how to fix it (they
         come with the verdict of kata mock --submit). ``show_prints``: what the learner's
         code printed, its first lines, instead of a note saying how much it printed."""
-        from graders.core import interview, session
+        from graders.core import interview
+        from graders.frontends import rendering
 
         console = console or self.console
         if interview.hides(result.kata, self.root):
@@ -115,7 +116,7 @@ class App(Practice):
         printed = result.printed if show_prints else ""
         if printed:
             result = dataclasses.replace(result, note="")
-        session.render(result, console, plain=not console.is_terminal)
+        rendering.render(result, console, plain=not console.is_terminal)
         if printed:
             console.print("\n" + printed, markup=False, highlight=False, soft_wrap=True)
         elif show_prints and not result.error:

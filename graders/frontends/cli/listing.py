@@ -6,7 +6,8 @@ import argparse
 
 from rich.text import Text
 
-from graders.core import layout, registry
+from graders.core import registry
+from graders.frontends import layout
 from graders.core.i18n import _, translate
 from graders.core.results import ALL_PASSED
 from graders.frontends.cli.app import App
@@ -36,7 +37,7 @@ def cmd_list(app: App, args: argparse.Namespace) -> int:
     if app.console.width >= WIDE_ENOUGH_FOR_TITLES:
         columns.append(_("title"))
     # One width per column across the tracks' tables, so that they line up (measured over
-    # every kata's cells; a table that cannot fit is stacked, see graders.core.layout).
+    # every kata's cells; a table that cannot fit is stacked, see graders.frontends.layout).
     everyone = [rows[kata.name][:len(columns)] for kata in registry.KATAS]
     for title, members in tracks(registry.KATAS):
         cells = [rows[kata.name][:len(columns)] for kata in members]

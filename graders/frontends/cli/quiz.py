@@ -19,8 +19,9 @@ from graders.core.i18n import _, translate
 from graders.core.registry import Kata
 from graders.frontends.cli.app import App
 from graders.frontends.cli.common import resolve
-from graders.frontends.quiz import (UNANSWERED, Question, QuizResult, letters, marked, questions,
-                                    score_line)
+from graders.frontends.layout import fill_indented
+from graders.frontends.quiz import (REASONING_WIDTH, UNANSWERED, Question, QuizResult, letters,
+                                    marked, questions, score_line)
 
 
 def read_line_from(console: Console, interactive: bool) -> Callable[[str], str | None]:
@@ -87,7 +88,8 @@ def run_quiz(kata: Kata, console: Console, read_line: Callable[[str], str | None
             ended = answer is None
         outcome, text = marked(number, question, typed(answer))
         outcomes.append(outcome)
-        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        console.print(fill_indented(text, REASONING_WIDTH), markup=False, highlight=False,
+                      soft_wrap=True)
     result = QuizResult(kata.name, tuple(outcomes))
     console.print("\n" + score_line(result), style="bold", markup=False, highlight=False)
     if UNANSWERED in outcomes:

@@ -8,7 +8,7 @@ import json
 
 from rich.console import Console
 
-from graders.core import layout
+from graders.frontends import layout
 from graders.frontends.cli.app import App
 from graders.practice.report import build_report, kata_summary, practise_next, report_markdown  # noqa: F401
 

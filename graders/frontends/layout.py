@@ -1,4 +1,4 @@
-"""Laying out text for a terminal: where a line may break, and tables that fit or stack.
+"""Laying out text for a terminal (the CLI, a notebook's printed output): where a line may break, and tables that fit or stack.
 
 Every text a learner reads in the terminal (verdicts, hints, tables, the CLI's prose) is laid
 out here, in one way:
@@ -27,6 +27,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from graders.core.markup import BOLD as _BOLD, CODE as _CODE, ITALIC as _ITALIC  # noqa: F401
+from graders.core.markup import UNDERSCORE as _UNDERSCORE, emphasis as _emphasis, strip_markers
+
 if TYPE_CHECKING:  # rich is imported where text is laid out: grading alone needs only strip_markers
     from rich.console import Console, ConsoleOptions, RenderResult
     from rich.measure import Measurement
@@ -42,34 +45,10 @@ _PAIRS = {"(": ")", "[": "]", "{": "}"}
 # Two alphabetic words of 3+ letters in a row read as prose, not as a shape or an argument list.
 _PROSE_WORDS = re.compile(r"(?<![\w.])[^\W\d_]{3,}\s+[^\W\d_]{3,}(?![\w(])")
 
-# An asterisk touching a Latin letter or digit is arithmetic (2*p*q*r); touching Chinese, it
-# is emphasis, as markdown reads it (键**被屏蔽**).
-_BOLD = re.compile(r"(?<![A-Za-z0-9_*\\])\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*(?![A-Za-z0-9_*])")
-_ITALIC = re.compile(r"(?<![A-Za-z0-9_*\\])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![A-Za-z0-9_*])")
-_UNDERSCORE = re.compile(r"(?<![\w`\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?!\w)")
-_CODE = re.compile(r"`([^`\n]+)`")
 CODE_STYLE = "bold cyan"
 SHORT_COLUMN = 12  # columns up to this wide are never wrapped in a table
 TITLE_COLUMN = 24  # a table's first column (its rows' titles) is at least this wide, or stacked
 PROSE_COLUMN = 30  # a table's other columns holding Chinese are at least this wide, or stacked
-
-
-def _emphasis(plain: str, pattern: re.Pattern) -> list[re.Match]:
-    """``pattern``'s matches in ``plain`` whose markers are not inside backticked code."""
-    quoted = [m.span() for m in _CODE.finditer(plain)]
-    return [match for match in pattern.finditer(plain)
-            if not any(a <= marker < b for a, b in quoted
-                       for marker in (match.start(), match.end() - 1))]
-
-
-def strip_markers(text: str) -> str:
-    """``text`` without markdown emphasis: ``*blocked*`` -> ``blocked``, ``**x**`` -> ``x``,
-    ``_x_`` -> ``x``. Formulas (``2*p*q*r``, ``base ** 2*i``) and identifiers (``d_model``,
-    ``__init__``) are left alone, and so is code in backticks."""
-    for pattern in (_BOLD, _ITALIC, _UNDERSCORE):
-        for match in reversed(_emphasis(text, pattern)):
-            text = text[:match.start()] + match.group(1) + text[match.end():]
-    return text
 
 
 def cell_len(text: str) -> int:
@@ -295,6 +274,16 @@ def wrap(text: str, width: int) -> list[str]:
 def fill(text: str, width: int, indent: str = "") -> str:
     """:func:`wrap`, joined, each line after ``indent``."""
     return "\n".join(indent + line for line in wrap(text, width - cell_len(indent)))
+
+
+def fill_indented(text: str, width: int) -> str:
+    """``text`` with each line wrapped to ``width`` columns, a line's continuation keeping its
+    leading spaces (a quiz's verdict, then its indented reasoning)."""
+    lines = []
+    for line in text.splitlines():
+        indent = line[:len(line) - len(line.lstrip(" "))]
+        lines.append(fill(line[len(indent):], width, indent) if line.strip() else line)
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- rich renderables
