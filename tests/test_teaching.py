@@ -813,3 +813,49 @@ def test_lesson_18_windows_sinks_and_memory_numbers():
     assert (sum(tiles), max(tiles), 256 * 257 // 2) == (7920, 33, 32896)
     rung2 = meta.KATA.hints[1]
     assert "blocks of window rows" in rung2 and "gather" not in rung2
+
+
+def test_lesson_29_dpo_numbers_by_running_the_reference():
+    """Kata 29's quiz and README numbers: the loss and gradients at initialisation, the
+    README's example, β's saturation, the minima of conservative DPO and IPO, and log-sigmoid
+    at a margin of 1000, each by running the reference."""
+    from graders.core import registry
+
+    reference = solution("29")
+    questions = registry.questions("29")
+    readme = flat(text_of("katas/29_dpo/README.md"))
+    t = lambda *v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
+    # 1, 2: policy = reference
+    ref = t(-40.0, -35.0)
+    policy = ref.clone().requires_grad_(True)
+    loss = reference.dpo_loss(policy[:1], policy[1:], ref[:1], ref[1:], beta=0.1)[0]
+    loss.sum().backward()
+    assert questions[0].answer == round(loss.item(), 4) == 0.6931
+    assert questions[1].answer == pytest.approx(policy.grad[0].item()) == -0.05
+    assert policy.grad[1].item() == pytest.approx(0.05)
+    # the README's example
+    pc, pr = t(-12.0).requires_grad_(True), t(-15.0).requires_grad_(True)
+    losses, chosen, rejected = reference.dpo_loss(pc, pr, t(-13.0), t(-14.0), beta=0.1)
+    losses.sum().backward()
+    assert (round(losses.item(), 4), chosen.item(), rejected.item()) == (0.5981, 0.1, -0.1)
+    assert (round(pc.grad.item(), 5), round(pr.grad.item(), 5)) == (-0.04502, 0.04502)
+    uniform = reference.sequence_logprobs(torch.zeros(1, 4, 3), torch.tensor([[0, 1, 2, 0]]),
+                                          torch.tensor([[False, False, True, True]]))
+    assert round(uniform.item(), 4) == -2.1972 and "−2.1972" in readme
+    # 3: logits = 20 at β = 0.1 and β = 1
+    at = {b: reference.dpo_loss(t(20.0), t(0.0), t(0.0), t(0.0), beta=b)[0].item() for b in (0.1, 1.0)}
+    assert questions[2].answer == round(at[0.1], 4) == 0.1269
+    assert f"{at[1.0]:.3g}" == "2.06e-09" and "2.06e-9" in readme
+    # 4, 5: the minima, on a grid
+    grid = torch.linspace(-10.0, 60.0, 70001, dtype=torch.float64)
+    zeros = torch.zeros_like(grid)
+    cdpo = reference.dpo_loss(grid, zeros, zeros, zeros, beta=0.1, label_smoothing=0.1)[0]
+    assert questions[3].answer == round(grid[cdpo.argmin()].item(), 2) == 21.97
+    ipo = reference.dpo_loss(grid, zeros, zeros, zeros, beta=0.1, loss_type="ipo")[0]
+    assert questions[4].answer == round(grid[ipo.argmin()].item(), 2) == 5
+    # log(sigmoid(-1000)) is -inf with a NaN gradient; F.logsigmoid is -1000
+    for dtype in (torch.float32, torch.float64):
+        x = torch.tensor([-1000.0], dtype=dtype, requires_grad=True)
+        torch.log(torch.sigmoid(x)).sum().backward()
+        assert torch.isinf(torch.log(torch.sigmoid(x.detach()))).all() and torch.isnan(x.grad).all()
+        assert F.logsigmoid(x.detach()).item() == -1000.0

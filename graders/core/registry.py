@@ -53,6 +53,7 @@ KATA_MODULES = (
     "mla",                  # 23
     "kv_quant",             # 24
     "batching",             # 25
+    "dpo",                  # 29
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
