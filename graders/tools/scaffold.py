@@ -20,6 +20,7 @@ skeleton from the learner's while it is the scaffold's stub.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -237,14 +238,14 @@ def new(root: Path, number: str, slug: str, *, file: str | None = None, title: s
 GENERATED = ("graders/locales", "notebooks")
 
 
-def _generated_files(root: Path) -> dict[str, tuple[int, int]]:
-    """Each file under GENERATED (lessons aside) -> (size, modification time in ns)."""
+def _generated_files(root: Path) -> dict[str, str]:
+    """Each file under GENERATED (lessons aside) -> its content's digest (the catalog update
+    rewrites every catalog: only those whose content changed were written)."""
     found = {}
     for top in GENERATED:
         for path in (root / top).rglob("*"):
             if path.is_file() and "lessons" not in path.parts and "__pycache__" not in path.parts:
-                info = path.stat()
-                found[path.relative_to(root).as_posix()] = (info.st_size, info.st_mtime_ns)
+                found[path.relative_to(root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
 
 

@@ -184,13 +184,32 @@ def reference(x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
 '''
     items = "\n\n".join(_item(i, i.with_switch(), f"graders/{kata.module}/twin.py: write "
                               f"{i.name}, with a branch per switch") for i in api)
+    tables = "".join(f"{switch_table(item, api)}: dict[str, str] = {{}}\n" for item in api)
     return head + (f"{_imports(api)}\n# A switch of the reference -> the catalogued mistake it "
-                   f"reproduces.\nMISTAKE_OF: dict[str, str] = {{}}\n\n\n{items}")
+                   f"reproduces.\n{tables}\n\n{items}")
+
+
+def _placeholder(name: str) -> str:
+    """A placeholder input for a parameter, guessed from its name: a mask is bool, ids and
+    labels are int64, anything else a float64 tensor (the contributor replaces them all)."""
+    if "mask" in name:
+        return "torch.rand(2, 3) > 0.5"
+    if any(word in name for word in ("ids", "labels", "tokens", "targets", "index")):
+        return "torch.randint(0, 5, (2, 3))"
+    return "torch.randn(2, 3, dtype=torch.float64)"
 
 
 def _placeholder_arguments(item: Api) -> str:
-    return "".join(f"\n        {name!r}: torch.randn(2, 3, dtype=torch.float64),"
+    return "".join(f"\n        {name!r}: {_placeholder(name)},"
                    for name in item.required if name != "self")
+
+
+def switch_table(item: Api, api: tuple[Api, ...]) -> str:
+    """The name of ``item``'s table of switches in the twin: MISTAKE_OF for a kata of one
+    function or class, else one per item (``NEXT_TOKEN_LOSS_MISTAKES``)."""
+    if len(api) == 1:
+        return "MISTAKE_OF"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", item.name).upper().replace("__", "_").strip("_") + "_MISTAKES"
 
 
 def checks(kata, api: tuple[Api, ...]) -> str:
