@@ -152,7 +152,7 @@ QUESTIONS = (
     Question("Llama-3-8B (V = 128,256) on a batch of 8 sequences of 8,192 tokens: how many bytes "
              "do its float32 logits take?", logits_bytes(BATCH_TOKENS), INTEGER,
              "8 · 8,192 · 128,256 · 4 = 33,621,540,864 bytes (31.3 GiB); their gradient is as "
-             "large again, 62.6 GiB together, for one layer's output."),
+             "large again: 62.6 GiB together."),
     Question("The largest chunk_size (targets) whose float32 logits fit in 1 GiB (2^30 bytes) "
              "with V = 128,256?", 2**30 // (LLAMA3_VOCAB * FLOAT32_BYTES), INTEGER,
              "2^30 / (128,256 · 4) = 2,092.97: 2,092 targets, so 32 chunks for the batch's 65,528 "
