@@ -42,6 +42,7 @@ KATA = Kata(
         "z-loss-on-max-logit",
         "z-loss-on-ignored-tokens",
         "full-logits-materialised",
+        "forbidden-builtin",
     ),
     forbidden=("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss",
                "torch.nn.CrossEntropyLoss"),
@@ -129,7 +130,7 @@ MISTAKES = (
             "built, or autograd kept every chunk's logits (or probabilities) for the backward.",
             "Wrap each chunk's loss in torch.utils.checkpoint (its logits are recomputed in the "
             "backward), or compute each chunk's gradients in the forward (a custom "
-            "autograd.Function, as Liger-Kernel does)."),
+            "autograd.Function, as `Liger-Kernel` does)."),
 )
 
 
