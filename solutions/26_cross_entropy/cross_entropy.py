@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import torch
-from torch.utils.checkpoint import checkpoint
 
 
 def _work_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -42,23 +41,45 @@ def next_token_loss(logits: torch.Tensor, labels: torch.Tensor, ignore_index: in
     return _divided(total, (targets != ignore_index).sum(), num_items)
 
 
+class _ChunkedSum(torch.autograd.Function):
+    """The loss summed over the counted targets of h (T, d) @ weight.T (V, d) against targets
+    (T,), chunk_size targets at a time. The forward also computes each chunk's gradients (as
+    Liger-Kernel's fused linear cross-entropy does), so that a chunk's (chunk_size, V) logits
+    are freed before the next chunk's are built; the backward only scales them."""
+
+    @staticmethod
+    def forward(ctx, h, weight, targets, chunk_size, ignore_index, label_smoothing, z_loss):
+        grad_h = torch.zeros_like(h)
+        grad_weight = torch.zeros_like(weight)
+        total = h.new_zeros((), dtype=_work_dtype(h.dtype))
+        for start in range(0, targets.numel(), chunk_size):
+            stop = start + chunk_size
+            with torch.enable_grad():  # a small graph per chunk, differentiated at once
+                h_chunk = h[start:stop].detach().requires_grad_(True)
+                w = weight.detach().requires_grad_(True)
+                loss = _summed_loss(h_chunk @ w.T, targets[start:stop], ignore_index,
+                                    label_smoothing, z_loss)
+                d_h, d_w = torch.autograd.grad(loss, (h_chunk, w))
+            total = total + loss.detach()
+            grad_h[start:stop] = d_h
+            grad_weight += d_w
+        ctx.save_for_backward(grad_h, grad_weight)
+        return total
+
+    @staticmethod
+    def backward(ctx, grad_total):
+        grad_h, grad_weight = ctx.saved_tensors
+        return grad_h * grad_total, grad_weight * grad_total, None, None, None, None, None
+
+
 def chunked_next_token_loss(hidden: torch.Tensor, lm_head_weight: torch.Tensor,
                             labels: torch.Tensor, chunk_size: int, ignore_index: int = -100,
                             label_smoothing: float = 0.0, z_loss: float = 0.0,
                             num_items: int | torch.Tensor | None = None) -> torch.Tensor:
     """hidden (b, n, d), lm_head_weight (V, d), labels (b, n) -> next_token_loss of
-    hidden @ lm_head_weight.T, never holding more than one chunk's (chunk_size, V) logits:
-    each chunk is recomputed in the backward (torch.utils.checkpoint) instead of saved."""
-    d = hidden.size(-1)
-    h = hidden[:, :-1].reshape(-1, d)
+    hidden @ lm_head_weight.T, never holding more than one chunk's (chunk_size, V) logits."""
+    h = hidden[:, :-1].reshape(-1, hidden.size(-1))
     targets = labels[:, 1:].reshape(-1)
-
-    def chunk_loss(h_chunk: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return _summed_loss(h_chunk @ weight.T, y, ignore_index, label_smoothing, z_loss)
-
-    total = hidden.new_zeros((), dtype=_work_dtype(hidden.dtype))
-    for start in range(0, targets.numel(), chunk_size):
-        stop = start + chunk_size
-        total = total + checkpoint(chunk_loss, h[start:stop], lm_head_weight, targets[start:stop],
-                                   use_reentrant=False)
+    total = _ChunkedSum.apply(h, lm_head_weight, targets, chunk_size, ignore_index,
+                              label_smoothing, z_loss)
     return _divided(total, (targets != ignore_index).sum(), num_items)

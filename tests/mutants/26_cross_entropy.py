@@ -64,7 +64,12 @@ MUTANTS = [
                "_summed_loss(shifted, targets, ignore_index, label_smoothing, z_loss)",
                "torch.nn.functional.cross_entropy(\n        shifted.float(), targets, "
                "ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=\"sum\")"))]),
-    Mutant("full-logits-materialised", why="no checkpoint: autograd keeps every chunk's logits.",
+    Mutant("full-logits-materialised", variant="in_forward",
+           why="keeps every chunk's logits alive until the forward ends.",
+           edits=[("            total = total + loss.detach()\n",
+                   "            total = total + loss.detach()\n            ctx.kept = [*getattr(ctx, 'kept', []), h_chunk @ w.T]\n")]),
+    Mutant("full-logits-materialised", base="checkpoint_per_chunk",
+           why="no checkpoint: autograd keeps every chunk's logits.",
            edits=[("checkpoint(chunk_loss, h[start:stop], lm_head_weight, targets[start:stop],\n"
                    "                                   use_reentrant=False)",
                    "chunk_loss(h[start:stop], lm_head_weight, targets[start:stop])")]),
