@@ -185,6 +185,16 @@ def expect_loss_tensor(got: Any, check: str, on: str) -> None:
             _("keep the loss a tensor: .item() and float() cut it from the graph")])
 
 
+def expect_loss_dtype(got: Any, expected: torch.dtype, c: Case, check: str, on: str) -> None:
+    """The loss's dtype, in this kata's words: float32 at least, not the logits' own."""
+    if isinstance(got, Tensor) and got.is_floating_point() and got.dtype != expected:
+        half = got.dtype in HALF and c.logits.dtype in HALF
+        raise verdict(check, on, [
+            _("expected dtype {expected} for {logits} logits (float32 at least; float64 stays "
+              "float64), got {got}", expected=str(expected)[6:], logits=str(c.logits.dtype)[6:],
+              got=str(got.dtype)[6:])], "no-float32-upcast" if half else None)
+
+
 def grade_loss(impl: Implementation, c: Case, check: str, switches: tuple[str, ...]) -> None:
     """next_token_loss on case ``c``: the value, then the gradient w.r.t. the logits."""
     on = c.on()
@@ -193,6 +203,7 @@ def grade_loss(impl: Implementation, c: Case, check: str, switches: tuple[str, .
                     what="next_token_loss", on=on)
     expect_loss_tensor(got, check, on)
     value, grad = expected_of(c)
+    expect_loss_dtype(got, value.dtype, c, check, on)
     expect_close(got, value, check, on, suspects_for(c, switches, "value"))
     expect_tracks_grad({_("the loss"): got}, check, on)
     got_grads = grads_of(got * gradient_scale(c), {"logits": leaf}, on)
@@ -243,8 +254,8 @@ def test_ignored_and_last_positions(impl: Implementation) -> None:
     for i, dtype in enumerate((torch.float64, torch.float32)):
         for c in plain_cases(dtype)[:2]:
             huge = with_huge_unscored_logits(c, seed=20 + i)
-            grade_loss(impl, huge, _("next_token_loss with huge logits where nothing is "
-                                     "predicted"), PLAIN + ("unstable",))
+            grade_loss(impl, huge, _("next_token_loss with logits of 1e4 and more where "
+                                     "nothing is scored"), PLAIN + ("unstable",))
 
 
 @pytest.mark.core
@@ -252,7 +263,8 @@ def test_ignored_and_last_positions(impl: Implementation) -> None:
 def test_large_logits(impl: Implementation) -> None:
     for c in (case(2, 5, 13, 31, torch.float32, pad_from=(4, 5), ignored=((1, 1),), scale=1e4),
               case(3, 4, 6, 33, torch.float32, pad_from=(4, 3, 2), scale=3e4, offset=5e3)):
-        grade_loss(impl, c, _("next_token_loss on logits of 1e4"), PLAIN + ("unstable",))
+        grade_loss(impl, c, _("next_token_loss with logits of magnitude 1e4"),
+                   PLAIN + ("unstable",))
 
 
 @pytest.mark.core
@@ -261,7 +273,7 @@ def test_half_precision_logits(impl: Implementation) -> None:
     for seed, dtype in ((41, torch.float16), (43, torch.bfloat16)):
         c = case(2, 6, 64, seed, dtype, pad_from=(5, 6), ignored=((1, 2),), scale=3.0,
                  offset=100.0)
-        grade_loss(impl, c, _("next_token_loss on {dtype} logits", dtype=str(dtype)[6:]),
+        grade_loss(impl, c, _("next_token_loss with {dtype} logits", dtype=str(dtype)[6:]),
                    PLAIN + ("half",))
 
 
@@ -413,6 +425,7 @@ def test_chunked_memory(impl: Implementation) -> None:
             _("at most {bound} elements may be alive at once (12 * chunk_size * V; the full "
               "logits are {full}), tensors of hidden's or the weight's size aside",
               bound=f"{bound:,}", full=f"{targets * vocab:,}"),
-            _("{peak} were, when {op} created a {shape} tensor", peak=f"{recorder.peak:,}",
+            _("{peak} were ({times} * chunk_size * V), when {op} created a {shape} tensor",
+              peak=f"{recorder.peak:,}", times=f"{recorder.peak / (chunk_size * vocab):.1f}",
               op=op, shape=shape),
         ], "full-logits-materialised")
