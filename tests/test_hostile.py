@@ -70,6 +70,7 @@ TARGETS = {
     "24_kv_quant": Target("QuantizedKVCache", "attention"),
     "22_paged_kv_cache": Target(None, "paged_attention"),
     "25_continuous_batching": Target(None, "varlen_attention"),
+    "26_cross_entropy": Target(None, "next_token_loss"),
     "29_dpo": Target(None, "sequence_logprobs"),
 }
 
@@ -172,6 +173,8 @@ EXPECTED_BY_KATA = {
     ("17_beam_search", "wrong-length-tuple"): "expected each item to be a pair (tokens, score)",
     ("17_beam_search", "wrong-dtype"): "the score must be a Python float, got a tensor float32",
     ("17_beam_search", "wrong-device"): "on meta",
+    # A 0-d tensor's .tolist() is a Python float, not a list.
+    ("26_cross_entropy", "returns-list"): "got a Python float",
 }
 # Cases that cannot apply, and why (the suite checks every other pair).
 NOT_APPLICABLE = {

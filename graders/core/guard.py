@@ -78,6 +78,9 @@ _FUNCTIONS = {
     # Kata 15: F.rms_norm and the op behind it (nn.RMSNorm calls them) share the name.
     "torch.nn.functional.rms_norm": "rms_norm",
     "torch.rms_norm": "rms_norm",
+    # Kata 26: the loss itself (nn.CrossEntropyLoss calls F.cross_entropy).
+    "torch.nn.functional.cross_entropy": "cross_entropy",
+    "torch.nn.functional.nll_loss": "nll_loss",
 }
 _MODULES = {
     "torch.nn.MultiheadAttention": torch.nn.MultiheadAttention,
@@ -88,6 +91,7 @@ _MODULES = {
     "torch.nn.TransformerDecoderLayer": torch.nn.TransformerDecoderLayer,
     "torch.nn.TransformerDecoder": torch.nn.TransformerDecoder,
     "torch.nn.RMSNorm": torch.nn.RMSNorm,
+    "torch.nn.CrossEntropyLoss": torch.nn.CrossEntropyLoss,
 }
 # Python functions no TorchFunctionMode sees (kata 18's flex_attention): while learner code
 # runs, the function's code is swapped for one that refuses, however it was imported.

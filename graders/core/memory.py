@@ -4,6 +4,10 @@
 (views, which share their input's memory, aside): the graders of katas 14 and 18 hold a
 learner's call under it (kata 19 too) to check that no (n, m) score matrix or mask is
 ever built, within :func:`memory_limit`.
+:class:`LiveTensors` records, while active, how many elements the tensors an operation created
+hold *at once* (each counted until its storage is freed, the backward pass included): kata 26's
+bound on a chunked loss, where what matters is not one tensor's size but how many chunks'
+logits autograd keeps alive.
 :func:`kept_storages` walks an object's attributes (through lists, tuples, dicts, deques
 and plain objects) and lists every tensor storage it keeps alive, each storage once: the
 bound on a cache's memory (kata 18).
@@ -12,6 +16,7 @@ bound on a cache's memory (kata 18).
 from __future__ import annotations
 
 import types
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +47,54 @@ class CreatedTensors(TorchDispatchMode):
 
 
 torch_shortcuts.skip_dynamo_import(CreatedTensors)
+
+
+class LiveTensors(TorchDispatchMode):
+    """While active, counts the elements of the storages that operations create (views and
+    in-place results, which reuse a storage, aside) until each is freed, and records the peak:
+    ``peak`` elements, with ``peak_at`` the (shape, op) of the tensor that reached it.
+
+    A storage stays counted while anything keeps it: a variable, or autograd, which saves
+    tensors for the backward pass (``saved_tensors`` share the storage); it leaves the count
+    when its last reference goes, seen by a weakref finalizer on the storage (PyTorch keeps a
+    storage's Python object alive as long as the storage). Tensors created before the mode
+    was entered (the inputs) are never counted. ``ignored(tensor)`` -> True leaves a created
+    tensor out of the count (e.g. one of an input's size, which the rule does not bound).
+    """
+
+    def __init__(self, ignored=None) -> None:
+        super().__init__()
+        self.ignored = ignored or (lambda tensor: False)
+        self.live: dict[tuple[int, int], int] = {}  # (data_ptr, nbytes) -> elements
+        self.now = 0
+        self.peak = 0
+        self.peak_at: tuple[tuple[int, ...], str] | None = None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if not getattr(func, "is_view", False):
+            for out in tree_leaves(result):
+                if isinstance(out, Tensor) and out.device.type != "meta":
+                    self._created(out, str(func.overloadpacket))
+        return result
+
+    def _created(self, tensor: Tensor, op: str) -> None:
+        storage = tensor.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes())
+        if not storage.nbytes() or key in self.live or self.ignored(tensor):
+            return  # empty, an in-place or out= result already counted, or left out
+        elements = storage.nbytes() // tensor.element_size()
+        self.live[key] = elements
+        self.now += elements
+        if self.now > self.peak:
+            self.peak, self.peak_at = self.now, (tuple(tensor.shape), op)
+        weakref.finalize(storage, self._freed, key).atexit = False
+
+    def _freed(self, key: tuple[int, int]) -> None:
+        self.now -= self.live.pop(key, 0)
+
+
+torch_shortcuts.skip_dynamo_import(LiveTensors)
 
 
 def memory_limit(q: Tensor, k: Tensor, block_size: int) -> int:

@@ -20,7 +20,7 @@ KATA = Kata(
     track="training",
     difficulty="medium",
     target_minutes=20,
-    prerequisites=("16",),
+    prerequisites=("26",),
     mistakes=(
         "labels-not-shifted",
         "prompt-tokens-counted",
