@@ -53,6 +53,7 @@ KATA_MODULES = (
     "mla",                  # 23
     "kv_quant",             # 24
     "batching",             # 25
+    "lora",                 # 28
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
