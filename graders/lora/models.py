@@ -3,7 +3,7 @@ Hugging Face's names, every projection an nn.Linear called as a module, so that 
 one is used), and a small stack whose names catch a wrong target rule (``kv_proj`` beside
 ``v_proj``, a top-level ``v_proj``, nested ``layers.{i}.attn`` and ``layers.{i}.mlp.up``).
 
-The block's forward is built from kata 15's twin (graders.llama_block.twin: its RMSNorm,
+The block's forward is built from kata 15's twin (graders.twins.llama: its RMSNorm,
 RoPE angles and rotation), so its output equals ``llama_reference`` on its state dict; the
 grader's expected values come from ``llama_reference`` itself, with effective weights.
 """
@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.inputs import randomize_
-from graders.llama_block import twin as llama
+from graders.twins import llama
 from graders.twins.heads import expand_kv_heads
 
 CONFIG = llama.Config(dim=16, num_heads=4, num_kv_heads=2, hidden_dim=24)

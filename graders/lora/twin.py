@@ -5,7 +5,7 @@ learners write instead.
 
 The graded models (kata 15's Llama block as an nn.Module, the small stack) are in
 graders/lora/models.py; their expected outputs come from kata 15's functional twin
-(graders.llama_block.twin.llama_reference) with the effective weights W + scaling · B A.
+(graders.twins.llama.llama_reference) with the effective weights W + scaling · B A.
 """
 
 from __future__ import annotations
