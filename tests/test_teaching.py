@@ -813,3 +813,33 @@ def test_lesson_18_windows_sinks_and_memory_numbers():
     assert (sum(tiles), max(tiles), 256 * 257 // 2) == (7920, 33, 32896)
     rung2 = meta.KATA.hints[1]
     assert "blocks of window rows" in rung2 and "gather" not in rung2
+
+
+def test_lesson_28_lora_claims_by_running_them():
+    """Kata 28's README, lesson and quiz: Llama-3-8B's parameters, LoRA r = 16 on q and v, the
+    AdamW state of both, the README's example layer, QLoRA's codes and many adapters' bytes,
+    computed here by running the reference."""
+    from graders.lora import meta
+
+    lora = solution("28")
+    readme = flat(text_of("katas/28_lora/README.md"))
+    lesson = text_of("notebooks/lessons/28_lora.py")
+    full, lora16 = meta.llama3_8b_parameters(), meta.lora_parameters(16)
+    assert (full, lora16) == (8_030_261_248, 6_815_744)
+    assert [q.answer for q in meta.QUESTIONS] == [lora16, 64.2, 2.0]
+    for claim in (f"{full:,}", f"{lora16:,}", f"{100 * lora16 / full:.3f}%",
+                  f"{full * 8 / 1e9:.1f} GB", f"{lora16 * 8 / 1e6:.1f} MB",
+                  f"{full // lora16} times less", f"{full * 2 / 1e9:.2f} GB",
+                  f"{full / 2 / 1e9:.2f} GB", f"{lora16 * 2 / 1e6:.1f} MB",
+                  f"{100 * lora16 * 2 / 1e9:.2f} GB"):
+        assert claim in readme, claim
+    layer = lora.LoRALinear(nn.Linear(4096, 4096), r=8, alpha=16)
+    trainable = sum(p.numel() for p in layer.parameters() if p.requires_grad)
+    base = sum(p.numel() for p in layer.base.parameters())
+    assert (trainable, base, layer.scaling) == (65536, 16_781_312, 2.0)
+    assert f"{trainable:,} trainable parameters against the base's {base:,}: " \
+           f"{100 * trainable / base:.2f}%" in readme
+    x = torch.randn(3, 4096)
+    assert torch.equal(layer(x), layer.base(x))
+    # The lesson's own cells recompute these from the same formulas.
+    assert "r = 16 on q_proj and v_proj" in lesson and "2 * vocab * hidden + hidden" in lesson
