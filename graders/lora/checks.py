@@ -248,7 +248,7 @@ def calls_and_warns(impl: Implementation, method: Callable[[], Any], what: str, 
 # ------------------------------------------------------------------------------ core
 
 @pytest.mark.core
-@title(N_("LoRALinear at initialisation: the base's output, B zeros, A kaiming-uniform"))
+@title(N_("LoRALinear at initialisation: the base's output, B zeros, A from kaiming_uniform_"))
 def test_init_equals_base(impl: Implementation) -> None:
     for i, (fin, fout, r, alpha, bias, dtype, lead) in enumerate(LAYER_CASES):
         base = base_linear(fin, fout, bias, dtype, seed=10 + i)
