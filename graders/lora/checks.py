@@ -55,7 +55,7 @@ LAYER_CASES = (
 )
 LLAMA_TARGETS = ("q_proj", "v_proj")
 STACK_TARGETS = (("q_proj", "v_proj"), ["mlp.up", "lm_head"])
-DROPOUT = 0.5
+DROPOUT = 0.3  # not 0.5, where dropping with 1 - p instead of p looks the same
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -335,7 +335,7 @@ def test_dropout_on_adapter_input(impl: Implementation) -> None:
     fin, fout, r, alpha, p = 5, 7, 5, 10.0, DROPOUT
     base = base_linear(fin, fout, True, torch.float64, seed=70)
     W, b = frozen_copy(base)
-    x = randn(2, 4, fin, seed=71, dtype=torch.float64)
+    x = randn(4, 8, fin, seed=71, dtype=torch.float64)  # 160 entries: some surely dropped
     x = torch.sign(x) * (0.5 + x.abs())  # no entry near 0: kept and dropped look different
     on = (layer_on(fin, fout, r, alpha, True, torch.float64, f", dropout={p}") + ", "
           + describe_inputs(x=x))
@@ -360,8 +360,8 @@ def test_dropout_on_adapter_input(impl: Implementation) -> None:
                  or twin.is_mask_of(y - term, base_out, keep)
                  or twin.is_mask_of(y - base_out, term, keep))
     if bool(torch.allclose(y, base_out + term, rtol=1e-9, atol=1e-9)):
-        details = [_("nothing was dropped: in training mode with dropout={p}, about half of "
-                     "the adapter's input entries are zeroed (the rest divided by 1 - p)", p=p)]
+        details = [_("nothing was dropped: in training mode with dropout={p}, a fraction p of "
+                     "the adapter's input entries is zeroed (the rest divided by 1 - p)", p=p)]
     else:
         details = [_("y - base(x) is not lora_B(lora_A(m * x / (1 - p))) * scaling for any "
                      "0/1 mask m: dropout acts on the adapter's input only, and the base path "
