@@ -166,9 +166,11 @@ def expect_scaled(got: Any, expected: Tensor, check: str, on: str, suspects: lis
 
 
 def scaling_suspects(r: int, alpha: float, use_rslora: bool,
-                     predict: Callable[[float], Tensor]) -> list[Suspect]:
-    return [Suspect(slug, lambda m=m: predict(twin.scaling(r, alpha, use_rslora, m)))
-            for m, slug in twin.SCALING_MISTAKES.items()]
+                     predict: Callable[[float], Tensor],
+                     switches: tuple[str, ...] = tuple(twin.SCALING_MISTAKES)) -> list[Suspect]:
+    return [Suspect(twin.SCALING_MISTAKES[m], lambda m=m: predict(twin.scaling(r, alpha,
+                                                                               use_rslora, m)))
+            for m in switches]
 
 
 def trainable_check(model: nn.Module, wrapped: dict[str, nn.Module], on: str) -> None:
@@ -344,6 +346,13 @@ def test_dropout_on_adapter_input(impl: Implementation) -> None:
     set_adapter(layer, A, B)
     s = twin.scaling(r, alpha)
     base_out, term = F.linear(x, W, b), twin.adapter_term(x, A, B, s)
+    # Eval mode first: a wrong scaling is named there, not mistaken for a dropout mistake.
+    layer.eval()
+    expect_scaled(forward(impl, layer, x, on + _(", eval mode")), base_out + term,
+                  _("the forward in eval mode (no dropout)"), on,
+                  scaling_suspects(r, alpha, False,
+                                   lambda c: base_out + twin.adapter_term(x, A, B, c)),
+                  base_out, twin.adapter_term(x, A, B, 1.0), s)
     layer.train()
     got = forward(impl, layer, x, on + _(", training mode"))
     check = _("the forward in training mode")
@@ -351,9 +360,6 @@ def test_dropout_on_adapter_input(impl: Implementation) -> None:
     y = got.detach()
     z, residual = twin.recovered_input(y - base_out, A, B, s)
     if residual < 1e-8 and twin.is_mask_of(z, x, 1 - p):
-        layer.eval()
-        expect_close(forward(impl, layer, x, on + _(", eval mode")), base_out + term,
-                     _("the forward in eval mode (no dropout)"), on)
         return
     keep = 1 - p
     on_output = (twin.is_mask_of(y, base_out + term, keep)
@@ -388,7 +394,10 @@ def test_merge_unmerge(impl: Implementation) -> None:
         impl.call(layer.merge, what="merge()", on=on)
         expect_close(weight_after(layer), merged, _("base.weight after merge()"), on,
                      [Suspect(twin.MERGE_MISTAKES[m], lambda m=m: twin.merged_weight(W, A, B, s, m))
-                      for m in merge_mistakes])
+                      for m in merge_mistakes]
+                     # not scaling-missing: its merge is merge-without-scaling's
+                     + scaling_suspects(r, alpha, False, lambda c: twin.merged_weight(W, A, B, c),
+                                        ("inverted",)))
         expect_close(forward(impl, layer, x, on), y0, _("the forward after merge()"), on,
                      [Suspect("merge-twice-applied",
                               lambda: F.linear(x, merged, b) + twin.adapter_term(x, A, B, s))])
@@ -546,11 +555,19 @@ def test_merge_llama_block(impl: Implementation) -> None:
     expected = models.llama_expected(effective, x)
     for name, layer in wrapped.items():
         impl.call(layer.merge, what=f"{name}.merge()", on=on)
+        W, (A, B) = state[f"{name}.weight"], adapters[name]
         expect_close(weight_after(layer), effective[f"{name}.weight"],
-                     _("{name}.base.weight after merge()", name=name), on)
+                     _("{name}.base.weight after merge()", name=name), on,
+                     [Suspect(slug, lambda m=m, W=W, A=A, B=B: twin.merged_weight(W, A, B, s, m))
+                      for m, slug in twin.MERGE_MISTAKES.items()]
+                     + scaling_suspects(r, alpha, False, lambda c, W=W, A=A, B=B:
+                                        twin.merged_weight(W, A, B, c), ("inverted",)))
     expect_close(forward(impl, block, x, on), expected, _("the merged block"), on)
     for name, layer in wrapped.items():
         impl.call(layer.unmerge, what=f"{name}.unmerge()", on=on)
-        expect_close(weight_after(layer), state[f"{name}.weight"],
-                     _("{name}.base.weight after unmerge()", name=name), on)
+        W, (A, B) = state[f"{name}.weight"], adapters[name]
+        expect_close(weight_after(layer), W, _("{name}.base.weight after unmerge()", name=name),
+                     on, [Suspect(slug, lambda m=m, W=W, A=A, B=B:
+                                  twin.unmerged_weight(W, A, B, s, m))
+                          for m, slug in twin.UNMERGE_MISTAKES.items()])
     expect_close(forward(impl, block, x, on), expected, _("the unmerged block"), on)
