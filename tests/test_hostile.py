@@ -71,6 +71,7 @@ TARGETS = {
     "22_paged_kv_cache": Target(None, "paged_attention"),
     "25_continuous_batching": Target(None, "varlen_attention"),
     "26_cross_entropy": Target(None, "next_token_loss"),
+    "28_lora": Target("LoRALinear", "forward"),
     "29_dpo": Target(None, "sequence_logprobs"),
 }
 
@@ -200,6 +201,7 @@ NOT_APPLICABLE = {
     ("24_kv_quant", "detaches-output"): "gradients are not graded (rounding has none)",
     ("22_paged_kv_cache", "detaches-output"): "gradients are not graded (an inference cache)",
     ("29_dpo", "forbidden-builtin"): "the kata forbids nothing",
+    ("28_lora", "forbidden-builtin"): "the kata forbids nothing",
 }
 
 HELPERS = '''

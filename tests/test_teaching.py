@@ -48,6 +48,7 @@ def flops(module, *args, grad: bool, **kwargs) -> dict[str, int]:
 
 # --- kata 01: fully masked rows, .mT ---
 
+
 def test_where_after_softmax_gives_nan_gradients_with_a_float_mask_only():
     """Kata 01's README and lesson: torch.where(all_blocked, 0, weights) fixes the forward
     pass; with a float -inf mask the query and every key get NaN gradients, with a bool mask
@@ -115,6 +116,7 @@ def test_softmax_overflows_unless_the_maximum_is_subtracted():
 
 # --- kata 04: -1e9 and float16, the fallback picture ---
 
+
 def test_minus_1e9_masked_fill_on_float16_raises_while_a_cast_gives_minus_inf():
     for text in (text_of("katas/04_masks/README.md"), text_of("notebooks/lessons/04_masks.py")):
         assert "torch.finfo" in text and "raises" in text
@@ -144,6 +146,7 @@ def test_lesson_04_fallback_picture_blocks_the_padding():
 
 
 # --- kata 05: frequencies, precision, broadcasting, RoPE, sqrt(d_model) ---
+
 
 def test_last_frequency_is_base_to_the_minus_d_minus_2_over_d():
     lesson = text_of("notebooks/lessons/05_positional_encoding.py")
@@ -201,6 +204,7 @@ def test_scaled_embeddings_match_the_table_in_size():
 
 # --- kata 06: the tuple, LayerNorm vs BatchNorm ---
 
+
 def test_self_attn_returns_a_tuple():
     assert "key_padding_mask=src_key_padding_mask)[0])" in text_of("katas/06_encoder_layer/README.md")
     attention = nn.MultiheadAttention(8, 2)
@@ -210,6 +214,7 @@ def test_self_attn_returns_a_tuple():
 
 
 # --- kata 07: what FlopCounterMode counts ---
+
 
 def test_flop_counter_counts_the_seq_first_layout_in_eval_no_grad():
     """Kata 07's README: nothing is counted in eval mode under no_grad only with batch-first
@@ -270,6 +275,7 @@ def test_training_cost_rules_of_thumb():
 
 
 # --- the staple follow-ups the lessons answer (issue 17) ---
+
 
 def test_lesson_09_shifted_labels_ignore_index_and_label_smoothing():
     """Labels are tgt[:, 1:]; ignore_index averages over the real labels only; label
@@ -542,6 +548,7 @@ def test_lesson_16_sampling_claims_by_running_them():
 
 # --- the catalogue's wording ---
 
+
 def test_non_contiguous_view_explanation_is_precise():
     """PyTorch refuses a view after a transpose only when it merges dimensions that are not
     in memory order; splitting or keeping them works."""
@@ -609,6 +616,8 @@ SPEED_TABLES = {"README.md": ("| kata | grading (s) |", "| kata | fresh Python (
 
 
 @pytest.mark.parametrize("edition", sorted(SPEED_TABLES))
+
+
 def test_readme_speed_tables_have_a_row_for_every_kata(edition):
     """A new kata is measured: grading next to import torch, and the room's verdict."""
     text = text_of(edition)
@@ -753,6 +762,7 @@ def test_lesson_19_follow_ups_and_lse_in_float32_by_running_them():
 
 # --- katas 17 and 18 (issue 23: teaching review F3, F4, F5, N5, N6, A1, A5, L3) ---
 
+
 def test_lesson_17_greedy_loses_to_a_finished_beam_hypothesis():
     """The README's model: greedy ends at [bos, a, eos] (0.175); a beam of 2 finds the
     finished [bos, b, eos] (0.34, score log(0.34) / 2), by running the reference. The
@@ -859,3 +869,33 @@ def test_lesson_29_dpo_numbers_by_running_the_reference():
         torch.log(torch.sigmoid(x)).sum().backward()
         assert torch.isinf(torch.log(torch.sigmoid(x.detach()))).all() and torch.isnan(x.grad).all()
         assert F.logsigmoid(x.detach()).item() == -1000.0
+
+
+def test_lesson_28_lora_claims_by_running_them():
+    """Kata 28's README, lesson and quiz: Llama-3-8B's parameters, LoRA r = 16 on q and v, the
+    AdamW state of both, the README's example layer, QLoRA's codes and many adapters' bytes,
+    computed here by running the reference."""
+    from graders.lora import meta
+
+    lora = solution("28")
+    readme = flat(text_of("katas/28_lora/README.md"))
+    lesson = text_of("notebooks/lessons/28_lora.py")
+    full, lora16 = meta.llama3_8b_parameters(), meta.lora_parameters(16)
+    assert (full, lora16) == (8_030_261_248, 6_815_744)
+    assert [q.answer for q in meta.QUESTIONS] == [lora16, 64.2, 2.0]
+    for claim in (f"{full:,}", f"{lora16:,}", f"{100 * lora16 / full:.3f}%",
+                  f"{full * 8 / 1e9:.1f} GB", f"{lora16 * 8 / 1e6:.1f} MB",
+                  f"{full // lora16} times less", f"{full * 2 / 1e9:.2f} GB",
+                  f"{full / 2 / 1e9:.2f} GB", f"{lora16 * 2 / 1e6:.1f} MB",
+                  f"{100 * lora16 * 2 / 1e9:.2f} GB"):
+        assert claim in readme, claim
+    layer = lora.LoRALinear(nn.Linear(4096, 4096), r=8, alpha=16)
+    trainable = sum(p.numel() for p in layer.parameters() if p.requires_grad)
+    base = sum(p.numel() for p in layer.base.parameters())
+    assert (trainable, base, layer.scaling) == (65536, 16_781_312, 2.0)
+    assert f"{trainable:,} trainable parameters against the base's {base:,}: " \
+           f"{100 * trainable / base:.2f}%" in readme
+    x = torch.randn(3, 4096)
+    assert torch.equal(layer(x), layer.base(x))
+    # The lesson's own cells recompute these from the same formulas.
+    assert "r = 16 on q_proj and v_proj" in lesson and "2 * vocab * hidden + hidden" in lesson

@@ -54,6 +54,7 @@ KATA_MODULES = (
     "kv_quant",             # 24
     "batching",             # 25
     "cross_entropy",        # 26
+    "lora",                 # 28
     "dpo",                  # 29
 )
 
