@@ -189,3 +189,17 @@ def test_graders_have_no_import_cycle():
 
     for name in sorted(graph):
         visit(name, [])
+
+
+def test_the_layers_import_downwards_only():
+    """The engine (graders/core) imports neither the practice service, the front ends nor the
+    contributors' tools; the tools import no front end (they sit above the engine, beside
+    the front ends): what a layer needs from another lives in the lower one."""
+    graph = _import_graph()
+    above = {"core": ("graders.practice", "graders.frontends", "graders.tools"),
+             "tools": ("graders.frontends",)}
+    for layer, forbidden in above.items():
+        for name, imported in graph.items():
+            if name.startswith(f"graders.{layer}"):
+                wrong = sorted(i for i in imported if i.startswith(forbidden))
+                assert not wrong, f"{name} imports {', '.join(wrong)}"

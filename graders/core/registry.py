@@ -65,6 +65,11 @@ def meta(kata: Kata) -> types.ModuleType:
     return importlib.import_module(kata.meta_module)
 
 
+def questions(key: str) -> tuple:
+    """Kata ``key``'s quiz: the ``QUESTIONS`` of its meta (graders.core.quizzes.Question)."""
+    return meta(get(key)).QUESTIONS
+
+
 def get(key: str | Path, *, paths: bool = True) -> Kata:
     """Find a kata by id ("03"), number ("3"), folder name ("03_mha"), short name ("mha"),
     or (unless ``paths`` is false: `kata serve`'s keys) a path inside its folder. Raises

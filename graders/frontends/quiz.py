@@ -22,7 +22,7 @@ from graders.core.quizzes import (  # noqa: F401 (the quiz's vocabulary, used by
 
 
 def questions(kata_key: str) -> tuple[Question, ...]:
-    return registry.meta(registry.get(kata_key)).QUESTIONS
+    return registry.questions(kata_key)
 
 
 def answer_key(kata_key: str) -> dict[int, int | float | str]:

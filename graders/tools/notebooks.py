@@ -43,7 +43,6 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from graders.core import i18n, registry
 from graders.core.i18n import N_, _
 from graders.core.registry import KATAS, NOTEBOOKS_DIR, REPO_ROOT, Kata
-from graders.frontends import quiz
 from graders.tools import lesson_code
 
 LESSONS_DIR = NOTEBOOKS_DIR / "lessons"
@@ -100,7 +99,7 @@ def quiz_answers_source(kata: Kata, answers: dict[int, object] | None = None) ->
     The self-tests build it with the answer key to play a learner who knows the answers."""
     answers = answers or {}
     lines = ["answers = {"]
-    for number, question in enumerate(quiz.questions(kata.id), start=1):
+    for number, question in enumerate(registry.questions(kata.id), start=1):
         lines.append(f"    {number}: {answers.get(number)!r},  # {question.answer_format_in_code}")
     lines += ["}", f'quiz_result = quiz("{kata.name}", answers)']
     return "\n".join(lines)
@@ -192,7 +191,7 @@ def exercise_markdown(kata: Kata) -> str:
 def quiz_markdown(kata: Kata) -> str:
     questions = [dataclasses.replace(q, prompt=i18n.translate(q.prompt),
                                      choices=tuple(map(i18n.translate, q.choices)))
-                 for q in quiz.questions(kata.id)]
+                 for q in registry.questions(kata.id)]
     body = "\n\n".join(q.markdown(number) for number, q in enumerate(questions, start=1))
     return _("## Quiz") + "\n\n" + _(
         "What an interviewer asks next. Put your answers in `answers` below and run the cell: "
