@@ -70,6 +70,7 @@ TARGETS = {
     "24_kv_quant": Target("QuantizedKVCache", "attention"),
     "22_paged_kv_cache": Target(None, "paged_attention"),
     "25_continuous_batching": Target(None, "varlen_attention"),
+    "30_grpo": Target(None, "grpo_loss"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -171,6 +172,7 @@ EXPECTED_BY_KATA = {
     ("17_beam_search", "wrong-length-tuple"): "expected each item to be a pair (tokens, score)",
     ("17_beam_search", "wrong-dtype"): "the score must be a Python float, got a tensor float32",
     ("17_beam_search", "wrong-device"): "on meta",
+    ("30_grpo", "returns-list"): "got a python float",  # a 0-dim loss .tolist() is a float
 }
 # Cases that cannot apply, and why (the suite checks every other pair).
 NOT_APPLICABLE = {
@@ -195,6 +197,7 @@ NOT_APPLICABLE = {
     ("24_kv_quant", "forbidden-builtin"): "the kata forbids nothing",
     ("24_kv_quant", "detaches-output"): "gradients are not graded (rounding has none)",
     ("22_paged_kv_cache", "detaches-output"): "gradients are not graded (an inference cache)",
+    ("30_grpo", "forbidden-builtin"): "the kata forbids nothing",
 }
 
 HELPERS = '''

@@ -66,8 +66,9 @@ def loss_inputs(completions: int, n: int, seed: int, dtype: torch.dtype,
     ref = logprobs + torch.randn(completions, n, generator=g, dtype=torch.float64) * 0.6
     sign = torch.tensor([1.0, -1.0], dtype=torch.float64).repeat(completions // 2 + 1)[:completions]
     adv = sign * (torch.rand(completions, generator=g, dtype=torch.float64) + 0.3)
-    if lengths is None:
-        lengths = [min(n, 2 + (3 * i + seed) % (n - 1)) for i in range(completions)]
+    if lengths is None:  # ragged: one full row, one of a single token, the rest drawn
+        drawn = torch.randint(2, n, (completions,), generator=g).tolist()
+        lengths = [n, 1, *drawn[2:]]
     mask = torch.arange(n).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
     return {"logprobs": logprobs.to(dtype), "old_logprobs": old.to(dtype),
             "ref_logprobs": ref.to(dtype), "advantages": adv.to(dtype), "response_mask": mask}
@@ -135,6 +136,11 @@ def check_loss(impl: Implementation, x: dict[str, Tensor], **options: Any) -> di
     check = _("grpo_loss(...) value")
     loss, stats, leaves = call_loss(impl, x, check, on, **options)
     value, grad, expected_stats = twin.loss(**x, **options)
+    if isinstance(loss, (int, float)):
+        raise verdict(check, on, [_("expected the loss as a 0-dim torch.Tensor, got a Python "
+                                    "{kind} {value}: .item(), .tolist() and float() leave "
+                                    "autograd", kind=type(loss).__name__,
+                                    value=describe_value(loss))])
     expect_close(loss, value.to(dtype), check, on, loss_suspects(x, dtype, 0, **options))
     expect_tracks_grad({"loss": loss}, check, on)
     got = grads_of(loss, {"logprobs": leaves["logprobs"]}, on)["logprobs"]
