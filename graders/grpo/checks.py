@@ -279,7 +279,7 @@ def test_kl_is_k3(impl: Implementation) -> None:
     k1 = twin.k1_mean(x["logprobs"], x["ref_logprobs"], x["response_mask"])
     if any(abs(kl - k) <= 1e-6 * max(1.0, abs(k)) for k in k1):
         raise verdict(_("stats['kl'] (the masked mean of k3)"), on, [
-            _("got {kl:.6g}, the mean of k1 = log pi - log pi_ref: unbiased, but negative here, "
-              "where every token has pi_ref > pi", kl=kl),
+            _("got {kl}, the mean of k1 = log pi - log pi_ref: unbiased, but negative here, "
+              "where every token has pi_ref > pi", kl=f"{kl:.6g}"),
             _("report k3 = exp(ref - logprobs) - (ref - logprobs) - 1, the term in the loss")])
     check_stats(stats, x, on)

@@ -1,4 +1,4 @@
-"""Kata 30: GRPO's loss.
+"""Kata 30: GRPO loss.
 
 Read README.md in this folder, fill in the two functions below, then run
     pytest katas/30_grpo
