@@ -245,7 +245,7 @@ def test_stats(impl: Implementation) -> None:
 # ------------------------------------------------------------------------------ follow-ups
 
 @pytest.mark.followup
-@title(N_("Dr. GRPO: group_advantages(..., normalize_by_std=False) is r - mean"))
+@title(N_("group_advantages(..., normalize_by_std=False): r - mean, no division by the std"))
 def test_dr_grpo_advantages(impl: Implementation) -> None:
     for dtype, groups, size, seed in ((torch.float64, 3, 4, 41), (torch.float32, 2, 5, 42)):
         check_advantages(impl, rewards_of(groups, size, seed, dtype), size, normalize_by_std=False)

@@ -18,10 +18,10 @@
 import torch
 
 rewards = torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1])
-grouped = rewards.view(-1, 4)
-centred = grouped - grouped.mean(dim=1, keepdim=True)
-print("unbiased:  ", (centred / (grouped.std(dim=1, keepdim=True) + 1e-6)).flatten())
-print("population:", (centred / (grouped.std(dim=1, keepdim=True, unbiased=False) + 1e-6)).flatten())
+groups = rewards.view(-1, 4)
+mean = groups.mean(1, keepdim=True)
+print("unbiased:  ", ((groups - mean) / (groups.std(1, keepdim=True) + 1e-6)).flatten())
+print("population:", ((groups - mean) / (groups.std(1, unbiased=False, keepdim=True) + 1e-6)).flatten())
 print("ratio of the two:", (4 / 3) ** 0.5)
 
 # %% [markdown]
