@@ -71,7 +71,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "The std is the population one (divides by G, unbiased=False, numpy's default): a "
             "convention mismatch with TRL and CS336, which use torch.std's unbiased estimate "
             "(divides by G - 1); with G = 4 every advantage is sqrt(4/3), 15.5%, too large.",
-            "grouped.std(dim=1, keepdim=True), torch's default unbiased=True."),
+            "grouped.std(dim=1, keepdim=True), torch's default unbiased=True"),
     Mistake("nan-on-equal-rewards",
             "A group whose rewards are all equal has std 0, and 0 / 0 is NaN: the eps was left "
             "out of the denominator, and one such group turns the whole loss into NaN.",
@@ -85,7 +85,7 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("clip-bound-reversed",
             "The two surrogates were combined with max instead of min: the objective is no "
             "longer a pessimistic bound, and a large ratio keeps being pushed further.",
-            "surrogate = torch.min(ratio * A, clipped * A), then loss = -surrogate."),
+            "surrogate = torch.min(ratio * A, clipped * A), then loss = -surrogate"),
     Mistake("clip-one-sided",
             "The ratio was clamped on one side only (clamp(max=1 + eps) or clamp(min=1 - eps)): "
             "tokens with a negative advantage and a ratio below 1 - eps (or a positive one "
@@ -96,7 +96,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "The old log-probs received a gradient: they come from the policy that sampled the "
             "batch and are constants of this step; differentiating them would update through "
             "the rollout.",
-            "ratio = torch.exp(logprobs - old_logprobs.detach())."),
+            "ratio = torch.exp(logprobs - old_logprobs.detach())"),
     Mistake("kl-wrong-direction",
             "The k3 term was written with `log pi - log pi_ref` in the exponent: that estimates "
             "`KL(pi_ref || pi)` from samples of pi, not `KL(pi || pi_ref)`, and its gradient "
@@ -106,7 +106,7 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("kl-sign-wrong",
             "The KL penalty was added to the objective (loss -(surrogate + beta kl)) instead of "
             "subtracted: minimising the loss then drives the policy away from the reference.",
-            "per-token loss = -(surrogate - beta * kl), i.e. -surrogate + beta * kl."),
+            "per-token loss = -(surrogate - beta * kl), i.e. -surrogate + beta * kl"),
     Mistake("aggregation-swapped",
             "The two aggregations were exchanged: 'sequence' is the mean of each completion's "
             "masked mean (every completion weighs the same), 'token' one masked mean over all "
