@@ -98,9 +98,10 @@ MISTAKES: tuple[Mistake, ...] = (
             "the rollout.",
             "ratio = torch.exp(logprobs - old_logprobs.detach())"),
     Mistake("kl-wrong-direction",
-            "The k3 term was written with `log pi - log pi_ref` in the exponent: that estimates "
-            "`KL(pi_ref || pi)` from samples of pi, not `KL(pi || pi_ref)`, and its gradient "
-            "differs.",
+            "The k3 term was written with `log pi - log pi_ref` in the exponent: that is k3 for "
+            "`KL(pi_ref || pi)`, unbiased only on samples of pi_ref; on the policy's own "
+            "samples it estimates neither direction (its mean is a chi-square term minus "
+            "`KL(pi || pi_ref)`), and its gradient differs.",
             "d = ref_logprobs - logprobs; kl = torch.exp(d) - d - 1 (Schulman's k3, "
             "DeepSeekMath eq. 4)."),
     Mistake("kl-sign-wrong",
