@@ -128,7 +128,7 @@ QUESTIONS = (
              "min(-1.5, -1.2) = -1.5: for A < 0 only a ratio below 0.8 is clipped; above 1.2 the "
              "full ratio stays, and so does its gradient.", rel_tolerance=1e-6),
     Question("Two completions, one of 1 token with loss 1.0 and one of 3 tokens with loss 0.0: "
-             "what is aggregation='token''s loss (the 'sequence' one is 0.5)?",
+             "what is the loss with aggregation='token' (with 'sequence' it is 0.5)?",
              0.25, NUMBER,
              "(1.0 + 3 * 0.0) / 4 = 0.25: the token mean weighs each token the same, the "
              "sequence mean each completion.", rel_tolerance=1e-6),
