@@ -73,6 +73,7 @@ TARGETS = {
     "26_cross_entropy": Target(None, "next_token_loss"),
     "28_lora": Target("LoRALinear", "forward"),
     "29_dpo": Target(None, "sequence_logprobs"),
+    "30_grpo": Target(None, "grpo_loss"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -176,6 +177,7 @@ EXPECTED_BY_KATA = {
     ("17_beam_search", "wrong-device"): "on meta",
     # A 0-d tensor's .tolist() is a Python float, not a list.
     ("26_cross_entropy", "returns-list"): "got a Python float",
+    ("30_grpo", "returns-list"): "got a python float",  # a 0-dim loss .tolist() is a float
 }
 # Cases that cannot apply, and why (the suite checks every other pair).
 NOT_APPLICABLE = {
@@ -202,6 +204,7 @@ NOT_APPLICABLE = {
     ("22_paged_kv_cache", "detaches-output"): "gradients are not graded (an inference cache)",
     ("29_dpo", "forbidden-builtin"): "the kata forbids nothing",
     ("28_lora", "forbidden-builtin"): "the kata forbids nothing",
+    ("30_grpo", "forbidden-builtin"): "the kata forbids nothing",
 }
 
 HELPERS = '''

@@ -899,3 +899,40 @@ def test_lesson_28_lora_claims_by_running_them():
     assert torch.equal(layer(x), layer.base(x))
     # The lesson's own cells recompute these from the same formulas.
     assert "r = 16 on q_proj and v_proj" in lesson and "2 * vocab * hidden + hidden" in lesson
+
+
+def test_kata_30_numbers_by_running_the_reference():
+    """Kata 30's README example and quiz: the advantages of [1, 0, 0, 0] etc., the clip
+    fraction 0.4 of the two-completion example, the surrogate -1.5, the token mean 0.25,
+    k3(1) = e - 2 and the population std's sqrt(4/3)."""
+    import importlib.util
+    import math
+
+    from graders.grpo import meta
+
+    spec = importlib.util.spec_from_file_location("reference_30", "solutions/30_grpo/grpo.py")
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    rewards = torch.tensor([1.0, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1])
+    got = reference.group_advantages(rewards, 4)
+    assert torch.allclose(got, torch.tensor([1.5, -0.5, -0.5, -0.5, 0.866, 0.866, -0.866,
+                                             -0.866, 0, 0, 0, 0]), atol=1e-4)
+    population = (rewards.view(-1, 4) - rewards.view(-1, 4).mean(1, keepdim=True))[0, 0] / \
+        rewards[:4].std(unbiased=False)
+    assert round(float(got[0]) * math.sqrt(4 / 3), 3) == round(float(population), 3) == 1.732
+    ratios = torch.tensor([[1.5, 0.75, 1.0], [0.5, 1.8, 1.0]])
+    old = torch.full((2, 3), -1.0)
+    _, stats = reference.grpo_loss(old + ratios.log(), old, old, torch.tensor([1.0, -1.0]),
+                                   torch.tensor([[True, True, True], [True, True, False]]))
+    assert abs(stats["clip_fraction"] - 0.4) < 1e-6
+    answers = [q.answer for q in meta.QUESTIONS]
+    ratio, a = torch.tensor([1.5]), -1.0
+    assert answers[0] == float(got[0].round(decimals=4))
+    assert answers[1] == float(torch.min(ratio * a, ratio.clamp(0.8, 1.2) * a))
+    lp = torch.zeros(2, 3, requires_grad=True)
+    per_token_old = torch.zeros(2, 3)
+    loss, _ = reference.grpo_loss(lp, per_token_old, per_token_old, torch.tensor([-1.0, 0.0]),
+                                  torch.tensor([[True, False, False], [True, True, True]]),
+                                  beta=0.0, aggregation="token")
+    assert answers[2] == float(loss.detach())
+    assert answers[3] == round(math.exp(1) - 2, 4)

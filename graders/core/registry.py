@@ -56,6 +56,7 @@ KATA_MODULES = (
     "cross_entropy",        # 26
     "lora",                 # 28
     "dpo",                  # 29
+    "grpo",                 # 30
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
