@@ -206,6 +206,7 @@ def grade_case(impl: Implementation, case: Any, rank: int, ws: int) -> dict:
         layer = learner_call(impl, impl.attr("TensorParallelAttention"), E, H,
                              what=f"TensorParallelAttention({E}, {H})", on=on, **kwargs)
         expect_module(layer, "TensorParallelAttention", on)
+        layer = learner_call(impl, layer.to, case.dtype, what=".to", on=on)
         RECORDER.phase = "load"
         load = getattr(layer, "load_full_state_dict", None)
         if not callable(load):
@@ -228,6 +229,7 @@ def grade_case(impl: Implementation, case: Any, rank: int, ws: int) -> dict:
                              what=f"{case.name}({case.in_features}, {case.out_features})", on=on,
                              **kwargs)
         expect_module(layer, case.name, on)
+        layer = learner_call(impl, layer.to, torch.float64, what=".to", on=on)
         shapes = {n: tuple(p.shape) for n, p in layer.named_parameters()}
         if shapes != case.shapes(ws)["right"]:
             return {"shapes": shapes, "calls": RECORDER.calls}
@@ -315,9 +317,11 @@ def on_rank(case: Any, rank: int, ws: int) -> str:
     return case.on + rank_words(rank, ws)
 
 
-def expect_only_all_reduces(report: dict, check: str, on: str) -> None:
+def expect_only_all_reduces(report: dict, check: str, on: str,
+                            phases: tuple[str, ...] = ranks.PHASES) -> None:
     """Fail on any collective but all_reduce (all_gather: all-gather-instead-of-reduce)."""
-    for phase, calls in report["calls"].items():
+    for phase in phases:
+        calls = report["calls"][phase]
         for name, _op in calls:
             if name != "all_reduce":
                 slug = "all-gather-instead-of-reduce" if name in GATHERS else None
@@ -433,7 +437,7 @@ def shards(impl: Implementation, ws: int) -> None:
             continue
         seen.add(rank)
         on = on_rank(case, rank, ws)
-        expect_only_all_reduces(report, check, on)
+        expect_only_all_reduces(report, check, on, phases=("construct", "load"))
         expected = twin.attention_shards(case.sd, E, H, ws, rank)
         got = report["params"]
         shapes = {n: tuple(t.shape) for n, t in got.items()}

@@ -34,6 +34,8 @@ MODES = {
     "heads-h": "local-heads-wrong",  # viewed as (b, n, h, d / ws), scaled by 1 / sqrt(d)
     "heads-h-sdpa": "local-heads-wrong",  # the same view, scaled by 1 / sqrt(d / ws)
 }
+# A switch of the twin -> the catalogued mistake it reproduces.
+MISTAKE_OF: dict[str, str] = {**LAYOUTS, **MODES}
 PROJECTIONS = ("q_proj", "k_proj", "v_proj")
 
 
