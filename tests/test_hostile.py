@@ -70,6 +70,7 @@ TARGETS = {
     "24_kv_quant": Target("QuantizedKVCache", "attention"),
     "22_paged_kv_cache": Target(None, "paged_attention"),
     "25_continuous_batching": Target(None, "varlen_attention"),
+    "31_tensor_parallel": Target("TensorParallelAttention", "forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -195,6 +196,7 @@ NOT_APPLICABLE = {
     ("24_kv_quant", "forbidden-builtin"): "the kata forbids nothing",
     ("24_kv_quant", "detaches-output"): "gradients are not graded (rounding has none)",
     ("22_paged_kv_cache", "detaches-output"): "gradients are not graded (an inference cache)",
+    ("31_tensor_parallel", "forbidden-builtin"): "the kata forbids nothing",
 }
 
 HELPERS = '''

@@ -80,10 +80,11 @@ class Recorder:
     calls: dict = field(default_factory=lambda: {p: [] for p in PHASES})
     watched: set = field(default_factory=set)  # storages of the caller's inputs
     in_place: str = ""  # the first collective handed the caller's own tensor
+    inside: str = ""  # the collective running now (left set when it raised or was stopped)
 
     def start(self) -> None:
         """A new case: nothing recorded, nothing watched."""
-        self.phase, self.in_place, self.watched = "construct", "", set()
+        self.phase, self.in_place, self.inside, self.watched = "construct", "", "", set()
         self.calls = {p: [] for p in PHASES}
 
     def watch(self, tensors: list[torch.Tensor]) -> None:
@@ -117,8 +118,13 @@ def _tensors(values: Any) -> list[torch.Tensor]:
 def _recording(name: str, original: Callable) -> Callable:
     @functools.wraps(original)
     def recorded(*args, **kwargs):
+        if RECORDER.inside:  # called by another collective (recv by way of irecv): one call
+            return original(*args, **kwargs)
         RECORDER.note(name, args, kwargs)
-        return original(*args, **kwargs)
+        RECORDER.inside = name
+        result = original(*args, **kwargs)
+        RECORDER.inside = ""
+        return result
 
     recorded.__wrapped_collective__ = True
     return recorded
@@ -150,8 +156,9 @@ def install_recorder(impl: Implementation) -> None:
                 wrapper = wrapped.setdefault(id(original), _recording(recorded_as, original))
                 setattr(funcol, name, wrapper)
     originals = {}
-    for module in (dist, c10d) + ((funcol,) if funcol else ()):
-        for value in vars(module).values():
+    for module, names in ((dist, COLLECTIVES), (c10d, COLLECTIVES), (funcol, FUNCTIONAL)):
+        for name in names if module is not None else ():
+            value = getattr(module, name, None)
             if getattr(value, "__wrapped_collective__", False):
                 originals[id(value.__wrapped__)] = value
     for namespace in _learner_globals(impl):
@@ -207,14 +214,17 @@ def sendable(value: Any) -> Any:
     as it is, or, where it cannot be pickled, its description."""
     if isinstance(value, torch.Tensor):
         value = value.detach()
-        if value.device.type != "cpu":
-            return Described(describe_value(value))
-        return value.clone()
+        return value.clone() if value.device.type == "cpu" else value
+    if isinstance(value, (tuple, list)):
+        return (tuple if isinstance(value, tuple) else list)(sendable(v) for v in value)
     try:
         pickle.dumps(value)
         return value
     except Exception:
-        return Described(describe_value(value))
+        try:
+            return Described(describe_value(value))
+        except Exception:
+            return Described(type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -276,8 +286,13 @@ def _rank_main(impl: Implementation, rank: int, world_size: int, rendezvous: str
             try:
                 report = grade_case(impl, case, rank, world_size)
             except RankFailed as failed:
-                f = failed.failure
-                writer.send_bytes(pickle.dumps(("failed", index, _kind(f), str(f), f.slug,
+                f, text = failed.failure, str(failed.failure)
+                if RECORDER.inside:
+                    text += "\n  " + _(
+                        "rank {rank} was waiting in dist.{name} for the other ranks: every rank "
+                        "must call the same collectives, in the same order", rank=rank,
+                        name=RECORDER.inside)
+                writer.send_bytes(pickle.dumps(("failed", index, _kind(f), text, f.slug,
                                                 _printed(impl))))
                 return
             writer.send_bytes(pickle.dumps(("case", index, report, _printed(impl))))
