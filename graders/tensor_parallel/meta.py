@@ -43,9 +43,10 @@ KATA = Kata(
         "all_reduce forward, identity backward, sums the partials to (b, n, E), then the full "
         "bias is added once. load_full_state_dict: in_proj_weight.chunk(3), then rows r*E/ws "
         "... of each, and those columns of out_proj.weight.",
-        "class Reduce(torch.autograd.Function):   # g\n"
-        "    forward: out = x.clone(); dist.all_reduce(out); return out   backward: return grad\n"
-        "w_q, w_k, w_v = sd['in_proj_weight'].chunk(3)   # never rows r*3E/ws of the fused one",
+        "class Reduce(torch.autograd.Function):  # g: sum forward, identity backward\n"
+        "    forward = staticmethod(lambda ctx, x: dist.all_reduce(out := x.clone()) or out)\n"
+        "    backward = staticmethod(lambda ctx, grad: grad)\n"
+        "w_q, w_k, w_v = sd['in_proj_weight'].chunk(3)  # then rows r*E/ws ... of each",
     ),
 )
 

@@ -25,7 +25,7 @@ w_o, b_o = full.out_proj.weight.detach(), full.out_proj.bias.detach()
 
 partials = []
 for r in range(ws):
-    rows = slice(r * width, (r + 1) * width)
+    rows = slice(width * r, width * (r + 1))
     q, k, v = (x @ w[rows].T + b[rows] for w, b in ((w_q, b_q), (w_k, b_k), (w_v, b_v)))
     q, k, v = (t.view(2, 5, h // ws, d).transpose(1, 2) for t in (q, k, v))  # (b, h/ws, n, d)
     o = torch.softmax(q @ k.transpose(-2, -1) / d ** 0.5, dim=-1) @ v
@@ -48,7 +48,7 @@ print("bias added on every rank, off by:", (sum(p + b_o for p in partials) - exp
 
 # %%
 def rank_output(r, x):
-    rows = slice(r * width, (r + 1) * width)
+    rows = slice(width * r, width * (r + 1))
     q, k, v = (x @ w[rows].T + b[rows] for w, b in ((w_q, b_q), (w_k, b_k), (w_v, b_v)))
     q, k, v = (t.view(2, 5, h // ws, d).transpose(1, 2) for t in (q, k, v))
     o = (torch.softmax(q @ k.transpose(-2, -1) / d ** 0.5, dim=-1) @ v).transpose(1, 2)
