@@ -96,3 +96,38 @@ def test_timeouts_follow_the_guard(monkeypatch):
     monkeypatch.setattr(guard, "CALL_TIME_LIMIT_S", 0.5)
     assert ranks.collective_timeout_s() == 5.0
     assert ranks.silence_limit_s() > ranks.collective_timeout_s()
+
+
+def test_readme_quiz_and_follow_up_numbers_by_running_them():
+    """The numbers the README's follow-ups and the quiz state, computed."""
+    import torch
+
+    from graders.core import loader
+    from graders.core.implementation import Implementation
+    from graders.tensor_parallel import checks, twin
+    from graders.tensor_parallel.meta import QUESTIONS
+
+    hidden, layers, tp = 8192, 80, 8  # Llama-3-70B, bfloat16
+    per_token = hidden * torch.empty(0, dtype=torch.bfloat16).element_size()
+    numbers = {per_token: "16,384", 2 * per_token: "32,768", 4 * per_token: "65,536",
+               2 * (tp - 1) * per_token // tp: "28,672", layers * 2 * per_token: "2,621,440"}
+    for value, text in numbers.items():
+        assert f"{value:,}" == text
+        for edition in ("README.md", "README.zh-CN.md"):
+            assert text in (KATA.folder / edition).read_text(), (edition, text)
+    # Quiz 2: the rows of in_proj_weight that rank 1 of 2 keeps for W_k (E = 16, h = 4).
+    E = 16
+    sd = {"in_proj_weight": torch.arange(3.0 * E)[:, None].expand(3 * E, E).clone(),
+          "out_proj.weight": torch.zeros(E, E)}
+    rows = twin.attention_shards(sd, E, 4, 2, 1)["k_proj.weight"][:, 0].long().tolist()
+    quiz = QUESTIONS[1]
+    assert quiz.choices["ABC".index(quiz.answer)] == f"rows {rows[0]} ... {rows[-1]}"
+    assert rows == list(range(rows[0], rows[-1] + 1))
+    # Quiz 1: the reference's all-reduces in one forward and backward, as the ranks record them.
+    impl = Implementation.of(KATA, KATA.solution_path, loader.load(KATA.solution_path, KATA))
+    case = checks.attention_case(0, torch.float64)
+    run = ranks.run(impl, 2, [case], checks.grade_case)
+    assert run.failure is None, run.failure
+    for rank in range(2):
+        calls = run.reports[rank][0]["calls"]
+        assert len(calls["forward"]) + len(calls["backward"]) == QUESTIONS[0].answer
