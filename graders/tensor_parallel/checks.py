@@ -309,10 +309,7 @@ def reports(impl: Implementation, key: str, ws: int, cases: list,
     indices = tuple(range(len(cases))) if indices is None else indices
     complete = all(i in run.reports[rank] for i in indices for rank in range(ws))
     if run.failure is not None and not complete:
-        if isinstance(run.failure, ranks.guard.TimedOut) and run.failure_shown:
-            impl.call(lambda: None, what=_("the layer"), on="")  # "not run: ... earlier check"
-        run.failure_shown = True
-        raise type(run.failure)(str(run.failure), slug=run.failure.slug)
+        raise run.waited_out(impl)
     for index in indices:
         for rank in range(ws):
             yield index, cases[index], rank, run.reports[rank][index]

@@ -245,8 +245,33 @@ class Run:
     reports: list[dict] = field(default_factory=list)
     failure: GradingFailure | None = None
     failed_rank: int | None = None
-    hung: bool = False
-    failure_shown: bool = False
+    hung: bool = False  # no rank said anything for too long
+    waited: bool = False  # the failure was a collective waited out (hung, or gloo's timeout)
+
+    def waited_out(self, impl: Implementation) -> GradingFailure | None:
+        """The failure to report, once this run's failure is shown: a time limit or a
+        collective waited out is said once; after that, later checks say "not run" (waiting
+        the same wait again would only delay the same verdict)."""
+        failure = self.failure
+        if isinstance(failure, guard.TimedOut):
+            if impl._timed_out:
+                return _not_run(impl)
+            impl._timed_out = _("the layer's code on rank {rank}", rank=self.failed_rank)
+        elif self.waited:
+            if getattr(impl, "_tp_hung", ""):
+                return GradingFailure(_("not run: {what} in an earlier check; fix that first",
+                                        what=impl._tp_hung))
+            impl._tp_hung = _("the ranks waited in a collective")
+        return type(failure)(str(failure), slug=failure.slug)
+
+
+def _not_run(impl: Implementation) -> GradingFailure:
+    """Implementation.call's own "not run" verdict, after a time limit ran out."""
+    try:
+        impl.call(lambda: None, what=_("the layer"), on="")
+    except GradingFailure as failure:
+        return failure
+    return GradingFailure(_("not run"))  # pragma: no cover - _timed_out is set
 
 
 def _kind(failure: GradingFailure) -> str:
@@ -351,7 +376,7 @@ def run(impl: Implementation, world_size: int, cases: list, grade_case: Callable
         _collect(impl, result, readers, pids, printed_before)
         if result.failure is not None and (result.hung or any(
                 sign in str(result.failure) for sign in GLOO_WAITED)):
-            impl._tp_hung = _("the ranks waited in a collective")
+            result.waited = True
             if not result.hung:
                 result.failure = GradingFailure(
                     str(result.failure) + "\n  " + _(
@@ -384,7 +409,6 @@ def _collect(impl: Implementation, result: Run, readers: dict[int, Connection], 
         if left <= 0:
             rank = min(open_)
             result.failed_rank, result.hung = rank, True
-            impl._tp_hung = _("a rank hung")
             result.failure = GradingFailure(_(
                 "rank {rank} of {ws} sent nothing for {seconds} s: a collective that the other "
                 "ranks never joined, or a hang outside Python", rank=rank,
@@ -427,8 +451,6 @@ def _collect(impl: Implementation, result: Run, readers: dict[int, Connection], 
                     _merge_printed(impl, printed_before, printed)
                 result.failed_rank = rank
                 result.failure = _rebuild(failure_kind, text, slug)
-                if failure_kind == "timed-out" and not impl._timed_out:
-                    impl._timed_out = _("the layer's code on rank {rank}", rank=rank)
                 return
             else:  # "crashed": the harness failed in the rank (e.g. no gloo)
                 result.failed_rank = rank
