@@ -23,7 +23,7 @@ from graders.core.i18n import N_, _
 from graders.core.implementation import Implementation
 from graders.core.inputs import bool_mask, randn
 from graders.core.mistakes import Suspect
-from graders.core.report import GradingFailure, describe_inputs, describe_value, title, verdict
+from graders.core.report import describe_inputs, describe_value, title, verdict
 from graders.tensor_parallel import ranks, twin
 from graders.tensor_parallel.ranks import RECORDER, RankFailed, learner_call, sendable
 
