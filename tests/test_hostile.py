@@ -74,6 +74,7 @@ TARGETS = {
     "28_lora": Target("LoRALinear", "forward"),
     "29_dpo": Target(None, "sequence_logprobs"),
     "30_grpo": Target(None, "grpo_loss"),
+    "31_tensor_parallel": Target("TensorParallelAttention", "forward"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -205,6 +206,7 @@ NOT_APPLICABLE = {
     ("29_dpo", "forbidden-builtin"): "the kata forbids nothing",
     ("28_lora", "forbidden-builtin"): "the kata forbids nothing",
     ("30_grpo", "forbidden-builtin"): "the kata forbids nothing",
+    ("31_tensor_parallel", "forbidden-builtin"): "the kata forbids nothing",
 }
 
 HELPERS = '''

@@ -57,6 +57,7 @@ KATA_MODULES = (
     "lora",                 # 28
     "dpo",                  # 29
     "grpo",                 # 30
+    "tensor_parallel",      # 31
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
