@@ -47,22 +47,29 @@ BY_HAND = (
     "graders/{module}/twin.py: the reference with one switch per mistake (MISTAKE_OF: switch -> "
     "slug); graders/{module}/checks.py: the core and follow-up checks, each naming mistakes by "
     "computing the twin's switches on the same input",
-    "graders/{module}/meta.py: prerequisites, mistakes (own ones in MISTAKES; a slug another "
+    "graders/{module}/: the kata's package imports only graders.core and graders.twins (what "
+    "two katas share moves to graders/twins/, as kata 15's block did for 28)",
+    "graders/{module}/meta.py: prerequisites (katas that exist), mistakes (own ones in MISTAKES; a slug another "
     "kata declares is never declared again: it moves to graders/core/catalogue.py's SHARED, "
     "or the kata words it in WORDINGS), forbidden calls, the hint ladder (the third rung is "
-    "near-code on two lines or more), the quiz (answers computed by running code); "
-    "difficulty and target time come from --difficulty and --minutes",
+    "near-code on two lines or more, and compiles as Python), the quiz (answers computed by "
+    "running code; a NUMBER answer needs rel_tolerance); difficulty and target time come from "
+    "--difficulty and --minutes; a kata that forbids calls has a forbidden-builtin mutant, and "
+    "a shared slug it words in WORDINGS is in its KATA.mistakes",
     "tests/mutants/{name}.py: one mutant per catalogued mistake; tests/styles/{name}/: correct "
     "solutions in other styles (one as public code writes it)",
     "notebooks/lessons/{name}.py: the lesson (keep the '# kata: exercise' and '# kata: quiz' "
-    "cells)",
+    "cells; its code repeats no line of the reference of 30 characters or more)",
     "katas/{name}/README.zh-CN.md: its title too, every code block line for line as in the "
-    "English, every number in digits as in the English (2, not 两); the zh msgstr of every "
+    "English, the same inline code spans, every number in digits as in the English (2, not "
+    "两, and no digit the English lacks); the zh msgstr of every "
     "new entry of graders/locales/zh_CN/LC_MESSAGES/kata_{name}.po (and of mistakes.po or "
     "messages.po for a shared text): python -m graders.tools.texts update, then export "
     "--catalog kata_{name} / import; graders/locales/zh_CN/GLOSSARY.md first; the skeleton's "
-    "translated docstring points to README.zh-CN.md; a hint that ends in code takes no full "
-    "stop",
+    "translated docstring points to README.zh-CN.md; a zh verdict holds no English word "
+    "outside code (names such as Schulman or NumPy go in backticks or in Chinese); a hint "
+    "that ends in code takes no full stop; rebuild the notebooks after every catalog or "
+    "README change",
     "README.md and README.zh-CN.md: its row in the katas' table (a new track: its table, and "
     "its title in graders/practice/common.py's track_title so that it is translated), and "
     "its rows in the two speed tables (python benchmarks/grader_speed.py --kata {id}; python "

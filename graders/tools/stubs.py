@@ -124,9 +124,11 @@ def _item(item: Api, params: str, message: str) -> str:
     if item.kind == "def":
         return f"def {item.name}({params}):\n" + _stub_body(item, message, "    ")
     self_params = f"self, {params}" if params else "self"
-    return (f"class {item.name}:  # TODO: the base class the contract names (nn.Module, ...)\n"
+    return (f"class {item.name}(nn.Module):  # TODO: the base class the contract names\n"
             f"    def __init__({self_params}):\n"
-            + _stub_body(item, message, "        "))
+            + _stub_body(item, message, "        ")
+            + "\n    def forward(self, x):  # TODO: the methods the contract names\n"
+            + f"        raise NotImplementedError({json.dumps(message)})\n")
 
 
 def skeleton(kata, api: tuple[Api, ...]) -> str:
@@ -204,12 +206,17 @@ def _placeholder_arguments(item: Api) -> str:
                    for name in item.required if name != "self")
 
 
+def snake(name: str) -> str:
+    """``LoRALinear`` -> ``lora_linear``, ``AdamW`` -> ``adam_w``, ``lr_at`` -> ``lr_at``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+
+
 def switch_table(item: Api, api: tuple[Api, ...]) -> str:
     """The name of ``item``'s table of switches in the twin: MISTAKE_OF for a kata of one
     function or class, else one per item (``NEXT_TOKEN_LOSS_MISTAKES``)."""
     if len(api) == 1:
         return "MISTAKE_OF"
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", item.name).upper().replace("__", "_").strip("_") + "_MISTAKES"
+    return snake(item.name).upper() + "_MISTAKES"
 
 
 def checks(kata, api: tuple[Api, ...]) -> str:
@@ -254,7 +261,7 @@ def test_{kata.function}(impl: Implementation) -> None:
 '''
     tests = []
     for item in api:
-        check = f"test_{re.sub(r'(?<!^)(?=[A-Z])', '_', item.name).lower()}"
+        check = f"test_{snake(item.name)}"
         compared = (f'    expect_close(got, twin.{item.name}(**arguments), _("{{function}} against its '
                     f'reference", function="{item.name}"),\n                 on, [])\n'
                     if item.kind == "def" else
