@@ -30,6 +30,7 @@ WATCHED = (
     "graders/core/plugin.py",
     "graders/frontends/notebook.py",
     "graders/tools/scaffold.py",
+    "graders/tools/stubs.py",
     "graders/frontends/cli/dev.py",
     "tests/test_hostile.py",
     "tests/test_dev_command.py",

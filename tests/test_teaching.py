@@ -602,6 +602,26 @@ def test_contract_covers_every_kata_and_every_catalogued_slug_it_names():
             f"{sorted(slugs - set(kata.mistakes))}")
 
 
+# The README's two speed tables (benchmarks/grader_speed.py, benchmarks/verdict_speed.py), by
+# the first cells of their header row in each language.
+SPEED_TABLES = {"README.md": ("| kata | grading (s) |", "| kata | fresh Python (s) |"),
+                "README.zh-CN.md": ("| 练习 | 评分（s） |", "| 练习 | 全新 Python（s） |")}
+
+
+@pytest.mark.parametrize("edition", sorted(SPEED_TABLES))
+def test_readme_speed_tables_have_a_row_for_every_kata(edition):
+    """A new kata is measured: grading next to import torch, and the room's verdict."""
+    text = text_of(edition)
+    for header in SPEED_TABLES[edition]:
+        assert header in text, f"{edition}: no table headed {header!r}"
+        table = text.split(header, 1)[1].split("\n\n", 1)[0]
+        rows = set(re.findall(r"^\| (\d\d_\w+) \|", table, re.M))
+        missing = [kata.name for kata in KATAS if kata.name not in rows]
+        assert not missing, (f"{edition}: the table headed {header!r} has no row for "
+                             f"{', '.join(missing)} (python benchmarks/grader_speed.py --kata NN; "
+                             "python benchmarks/verdict_speed.py --kata NN)")
+
+
 def test_readme_kata_table_shows_difficulty_and_mock_target_from_the_registry():
     readme = text_of("README.md")
     assert "| kata | you write | difficulty | mock target | file |" in readme

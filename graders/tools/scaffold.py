@@ -1,18 +1,21 @@
 """``kata dev new`` and ``kata dev check``: a new kata made by one command, and its
 completeness self-tests run for it alone (as rustlings' ``dev new`` / ``dev check``).
 
-``new(root, "20", "moe", file="moe.py", track="inference", title=...)`` writes every stub a
-kata needs into the copy of the repository at ``root`` — the learner's folder (skeleton,
-thin test, README in each language), the hidden reference, the grader package
-(``__init__``, ``checks``, ``meta``, the pristine ``skeleton``), the lesson, the mutants'
-list and the styles' folder — adds the registry line (and the track, if it is new), then
-runs the catalog update and the notebook build of that copy. The stubs make a kata that
-grades (a placeholder function, the identity) so that each hand-written part can be
-replaced and checked one at a time; :data:`BY_HAND` is what no command can write.
+``new(root, "26", "cross_entropy", track="training", api=["contract"], ...)`` writes every
+stub a kata needs into the copy of the repository at ``root`` — the learner's folder
+(skeleton, thin test, README in each language), the hidden reference, the grader package
+(``__init__``, ``twin``, ``checks``, ``meta``, the pristine ``skeleton``), the lesson, the
+mutants' list and the styles' folder — each named after the kata's API (the signatures
+its CONTRACT.md section starts its bullets with, or given one by one), adds the registry
+line (and the track, if it is new), runs the catalog update and the notebook build of that
+copy, and returns every file it wrote or changed. Without an API the stubs are the
+placeholder task ``NAME(x) -> x``, a kata that grades as it stands. :data:`BY_HAND` is what
+no command can write; the stubs' texts are graders.tools.stubs'.
 
-``check(root, "20")`` runs the self-tests that say whether a kata is complete, for that
+``check(root, "26")`` runs the self-tests that say whether a kata is complete, for that
 kata, in that copy (each in its own pytest process, so a kata added since this process
-started is seen), and returns one line per part.
+started is seen), and returns one line per part. :func:`sync_skeleton` derives the pristine
+skeleton from the learner's while it is the scaffold's stub.
 """
 
 from __future__ import annotations
@@ -26,31 +29,43 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.core.kata import DIFFICULTIES
+from graders.tools import stubs as texts
+from graders.tools.stubs import Api, ApiError, contract_api, parse_api  # noqa: F401
 
 # What only a person can write, in the order a contributor meets it.
 BY_HAND = (
+    "CONTRACT.md: the kata's section first (signatures, layouts, tolerances, allowed, not "
+    "graded, tiers, a '- Slugs:' line); `kata dev new NN name --api` names every stub after "
+    "the signatures its bullets start with",
     "katas/{name}/README.md: the problem (keep 'Edit `{file}` in this folder' and the "
     "'## Check your work' block of pytest commands)",
-    "katas/{name}/{file}: the skeleton (signatures, docstrings, NotImplementedError); copy it "
-    "to graders/{module}/skeleton.py",
+    "katas/{name}/{file}: the skeleton (signatures, docstrings with shapes, "
+    "NotImplementedError); `kata dev check` derives graders/{module}/skeleton.py from it while "
+    "that copy is the scaffold's stub, and fails when the two differ after that",
     "solutions/{name}/{file}: the reference solution",
-    "graders/{module}/checks.py: the grader (the reference with one switch per mistake, the "
-    "core and follow-up checks)",
+    "graders/{module}/twin.py: the reference with one switch per mistake (MISTAKE_OF: switch -> "
+    "slug); graders/{module}/checks.py: the core and follow-up checks, each naming mistakes by "
+    "computing the twin's switches on the same input",
     "graders/{module}/meta.py: prerequisites, mistakes (own ones in MISTAKES; a slug another "
-    "kata declares moves to graders/core/catalogue.py's SHARED), forbidden calls, the hint "
-    "ladder (the third rung is near-code on two lines or more), the quiz (answers computed by "
-    "running code); difficulty and target time come from --difficulty and --minutes",
+    "kata declares is never declared again: it moves to graders/core/catalogue.py's SHARED, "
+    "or the kata words it in WORDINGS), forbidden calls, the hint ladder (the third rung is "
+    "near-code on two lines or more), the quiz (answers computed by running code); "
+    "difficulty and target time come from --difficulty and --minutes",
     "tests/mutants/{name}.py: one mutant per catalogued mistake; tests/styles/{name}/: correct "
-    "solutions in other styles",
+    "solutions in other styles (one as public code writes it)",
     "notebooks/lessons/{name}.py: the lesson (keep the '# kata: exercise' and '# kata: quiz' "
     "cells)",
-    "katas/{name}/README.zh-CN.md (its title too; every number and code block as in the "
-    "English) and the zh msgstr of every new catalog entry (python -m graders.tools.texts "
-    "update / export / import; graders/locales/zh_CN/GLOSSARY.md first; a hint that ends in "
-    "code takes no full stop)",
-    "CONTRACT.md: the kata's section (signatures, layouts, slugs); README.md and "
-    "README.zh-CN.md: its row in the katas' table (a new track: its table, and its title in "
-    "graders/practice/common.py's track_title so that it is translated)",
+    "katas/{name}/README.zh-CN.md: its title too, every code block line for line as in the "
+    "English, every number in digits as in the English (2, not 两); the zh msgstr of every "
+    "new entry of graders/locales/zh_CN/LC_MESSAGES/kata_{name}.po (and of mistakes.po or "
+    "messages.po for a shared text): python -m graders.tools.texts update, then export "
+    "--catalog kata_{name} / import; graders/locales/zh_CN/GLOSSARY.md first; the skeleton's "
+    "translated docstring points to README.zh-CN.md; a hint that ends in code takes no full "
+    "stop",
+    "README.md and README.zh-CN.md: its row in the katas' table (a new track: its table, and "
+    "its title in graders/practice/common.py's track_title so that it is translated), and "
+    "its rows in the two speed tables (python benchmarks/grader_speed.py --kata {id}; python "
+    "benchmarks/verdict_speed.py --kata {id})",
     "tests/test_hostile.py: the kata's TARGETS entry (what the sabotage replaces)",
     "then: python -m graders.tools.texts update && python notebooks/build.py {id} && "
     "kata dev check {id}",
@@ -70,6 +85,8 @@ class NewKata:
     track: str
     difficulty: str = "medium"  # one of graders.core.kata.DIFFICULTIES
     minutes: int = 15  # the mock interview's target time
+    api: tuple[Api, ...] = ()  # its public functions and classes; () = the placeholder task
+    placeholder: str = ""  # the placeholder task's function name (default: the module's)
 
     @property
     def name(self) -> str:
@@ -79,236 +96,39 @@ class NewKata:
     def module(self) -> str:
         return self.file.removesuffix(".py")
 
+    @property
+    def function(self) -> str:
+        """The placeholder task's function: ``--function NAME``, else the module's name."""
+        return self.placeholder or self.module
+
+    @property
+    def items(self) -> tuple[Api, ...]:
+        """What the stubs are named after: the API, or the placeholder task ``module(x)``."""
+        return self.api or (Api("def", self.function, "x: torch.Tensor", "a tensor like x"),)
+
     def fields(self) -> dict[str, str]:
         return {"id": self.id, "name": self.name, "file": self.file, "module": self.module,
                 "title": self.title, "track": self.track}
 
 
-def _skeleton(kata: NewKata) -> str:
-    return f'''"""Kata {kata.id}: {kata.title}.
-
-Read README.md in this folder, fill in the function below, then run
-    pytest katas/{kata.name}
-"""
-
-from __future__ import annotations
-
-import torch
-
-
-def {kata.module}(x: torch.Tensor) -> torch.Tensor:
-    """Return a tensor of the shape of x (the stub's placeholder task: replace it)."""
-    raise NotImplementedError("see katas/{kata.name}/README.md")
-'''
-
-
-def _solution(kata: NewKata) -> str:
-    return f'''"""Reference solution for kata {kata.id}: {kata.title}."""
-
-from __future__ import annotations
-
-import torch
-
-
-def {kata.module}(x: torch.Tensor) -> torch.Tensor:
-    return x.clone()  # the stub's placeholder: replace with the reference
-'''
-
-
-def _thin_test(kata: NewKata) -> str:
-    return (f'"""Grades {kata.file}. Run: pytest katas/{kata.name}  (--impl PATH grades another '
-            f'file)."""\n\nfrom graders.{kata.module}.checks import *  # noqa: F401,F403  '
-            "(the grading checks)\n")
-
-
-def _readme(kata: NewKata) -> str:
-    return f"""# Kata {kata.id} — {kata.title}
-
-[简体中文](README.zh-CN.md)
-
-Edit `{kata.file}` in this folder: the function `{kata.module}(x)` returns a tensor of the
-shape of `x`.
-
-## Check your work
-
-```bash
-pytest katas/{kata.name}                 # grades {kata.file} in this folder
-pytest katas/{kata.name} --impl my.py    # grades any other file (or KATA_IMPL=my.py)
-```
-"""
-
-
-def _readme_zh(kata: NewKata) -> str:
-    return f"""# Kata {kata.id} — {kata.title}
-
-[English](README.md)
-
-编辑本文件夹中的 `{kata.file}`：函数 `{kata.module}(x)` 返回一个与 `x` 形状相同的张量。
-
-## 检查你的答案
-
-```bash
-pytest katas/{kata.name}                 # 为本文件夹中的 {kata.file} 评分
-pytest katas/{kata.name} --impl my.py    # 为任意其他文件评分（或者用 KATA_IMPL=my.py）
-```
-"""
-
-
-def _package_init(kata: NewKata) -> str:
-    return f'''"""Kata {kata.name} ({kata.title}).
-
-``checks`` is its grader (what katas/{kata.name}/test_{kata.file} imports); ``meta`` its registry
-entry, hint ladder, own mistakes and quiz; ``skeleton.py`` the pristine skeleton (data, never
-imported). Nothing is imported here: reading ``meta`` must stay cheap (no torch).
-"""
-'''
-
-
-def _checks(kata: NewKata) -> str:
-    return f'''"""Grader for kata {kata.id}: {kata.title}.
-
-:func:`reference` is the kata's reference with one switch per catalogued mistake; a check
-compares the learner's output with it and, on a mismatch, tries each mistake's switch to
-name the one the learner made.
-"""
-
-from __future__ import annotations
-
-import pytest
-import torch
-
-from graders.core.compare import expect_close
-from graders.core.i18n import N_, _
-from graders.core.implementation import Implementation
-from graders.core.mistakes import Suspect
-from graders.core.report import describe_inputs, title
-
-__all__ = ["test_{kata.module}"]
-
-# A switch of the reference -> the catalogued mistake it reproduces.
-MISTAKE_OF: dict[str, str] = {{}}
-
-
-def reference(x: torch.Tensor, mistake: str | None = None) -> torch.Tensor:
-    """The stub's placeholder task (the identity): replace it with the kata's reference."""
-    return x.clone()
-
-
-def suspects(x: torch.Tensor) -> list[Suspect]:
-    return [Suspect(slug, lambda switch=switch: reference(x, switch))
-            for switch, slug in MISTAKE_OF.items()]
-
-
-@pytest.mark.core
-@title(N_("{kata.module} against its reference"))
-def test_{kata.module}(impl: Implementation) -> None:
-    torch.manual_seed(0)
-    x = torch.randn(2, 3, dtype=torch.float64)
-    on = describe_inputs(x=x)
-    got = impl.call(impl.attr("{kata.module}"), x.clone(), what="{kata.module}", on=on)
-    expect_close(got, reference(x), _("{{function}} against its reference", function="{kata.module}"),
-                 on, suspects(x))
-'''
-
-
-def _meta(kata: NewKata) -> str:
-    return f'''"""Kata {kata.name} ({kata.title}).
-
-Beside the grader (checks.py), what the learner does not read: its registry entry with the
-hint ladder (KATA), the mistakes only it names (MISTAKES) and its quiz (QUESTIONS). Imports
-nothing heavy: `kata list` reads every meta.
-"""
-
-from __future__ import annotations
-
-from graders.core.kata import Kata, Mistake  # noqa: F401 (Mistake: for MISTAKES)
-from graders.core.quizzes import CHOICE, INTEGER, Question
-
-KATA = Kata(
-    id="{kata.id}",
-    name="{kata.name}",
-    file="{kata.file}",
-    title={json.dumps(kata.title)},
-    track="{kata.track}",
-    difficulty="{kata.difficulty}",
-    target_minutes={kata.minutes},
-    prerequisites=(),
-    mistakes=(),
-    forbidden=(),
-    hints=(
-        "Look at the shape of x.",
-        "The output has the shape of x: the placeholder task returns x itself.",
-        "def {kata.module}(x):\\n    return x.clone()",
-    ),
-)
-
-
-# The mistakes only this kata's grader names (shared ones: graders.core.catalogue).
-MISTAKES: tuple[Mistake, ...] = ()
-
-
-QUESTIONS = (
-    Question("How many elements has a tensor of shape (2, 3)?", 6, INTEGER,
-             "2 rows of 3: 2 * 3 = 6."),
-    Question("Which shape does the placeholder task return for x of shape (2, 3)?", "A", CHOICE,
-             "It returns x itself.", choices=("(2, 3)", "(3, 2)")),
-)
-'''
-
-
-def _lesson(kata: NewKata) -> str:
-    return f"""# %% [markdown]
-# ## 1. The idea
-#
-# The lesson derives the kata's idea step by step, with the shape of every tensor.
-
-# %%
-import torch
-
-x = torch.arange(6.0).view(2, 3)
-print("x has shape", tuple(x.shape))
-
-# %%
-# kata: exercise
-
-# %%
-# kata: quiz
-"""
-
-
-def _mutants(kata: NewKata) -> str:
-    return f'''"""Kata {kata.id}'s mutants: each catalogued mistake as one edit of a correct file.
-
-See tests/mutation.py for how they are stated and graded.
-"""
-
-from tests.mutation import Mutant  # noqa: F401 (one Mutant per catalogued mistake)
-
-MUTANTS: list = []
-'''
-
-
-def _styles_readme(kata: NewKata) -> str:
-    return (f"Correct solutions of kata {kata.name} written in other styles: each `*.py` here "
-            "must pass\nwith no mistake named (tests/test_katas.py).\n")
-
-
 def stubs(kata: NewKata) -> dict[str, str]:
     """Path relative to the repository -> the stub's text."""
-    skeleton = _skeleton(kata)
+    api = kata.items
+    skeleton = texts.skeleton(kata, api)
     return {
         f"katas/{kata.name}/{kata.file}": skeleton,
-        f"katas/{kata.name}/test_{kata.file}": _thin_test(kata),
-        f"katas/{kata.name}/README.md": _readme(kata),
-        f"katas/{kata.name}/README.zh-CN.md": _readme_zh(kata),
-        f"solutions/{kata.name}/{kata.file}": _solution(kata),
-        f"graders/{kata.module}/__init__.py": _package_init(kata),
-        f"graders/{kata.module}/checks.py": _checks(kata),
-        f"graders/{kata.module}/meta.py": _meta(kata),
+        f"katas/{kata.name}/test_{kata.file}": texts.thin_test(kata),
+        f"katas/{kata.name}/README.md": texts.readme(kata, api),
+        f"katas/{kata.name}/README.zh-CN.md": texts.readme(kata, api, chinese=True),
+        f"solutions/{kata.name}/{kata.file}": texts.solution(kata, api),
+        f"graders/{kata.module}/__init__.py": texts.package_init(kata),
+        f"graders/{kata.module}/twin.py": texts.twin(kata, api),
+        f"graders/{kata.module}/checks.py": texts.checks(kata, api),
+        f"graders/{kata.module}/meta.py": texts.meta(kata, api),
         f"graders/{kata.module}/skeleton.py": skeleton,
-        f"notebooks/lessons/{kata.name}.py": _lesson(kata),
-        f"tests/mutants/{kata.name}.py": _mutants(kata),
-        f"tests/styles/{kata.name}/README.md": _styles_readme(kata),
+        f"notebooks/lessons/{kata.name}.py": texts.lesson(kata),
+        f"tests/mutants/{kata.name}.py": texts.mutants(kata),
+        f"tests/styles/{kata.name}/README.md": texts.styles_readme(kata),
     }
 
 
@@ -351,9 +171,14 @@ def _python(root: Path, *args: str, capture: bool = True) -> subprocess.Complete
 
 def new(root: Path, number: str, slug: str, *, file: str | None = None, title: str | None = None,
         track: str = "foundations", track_title: str | None = None,
-        difficulty: str = "medium", minutes: int = 15, log=print) -> list[str]:
+        difficulty: str = "medium", minutes: int = 15, api: list[str] | None = None,
+        function: str | None = None, log=print) -> list[str]:
     """Write kata ``number``'s stubs into the copy at ``root``, register it, update the
-    catalogs and build its notebooks. Returns the paths written (relative to ``root``)."""
+    catalogs and build its notebooks. ``api``: signatures to name the stubs after (see
+    graders.tools.stubs.parse_api); the single item ``"contract"`` reads them from the
+    kata's section of CONTRACT.md. Returns every path written or changed (relative to
+    ``root``): the stubs, the registry, the catalogs and the notebooks. ``function``: the
+    placeholder task's name when there is no API (default: the module's)."""
     root = Path(root)
     if not number.isdigit():
         raise ScaffoldError(f"the kata's number is digits, not {number!r}")
@@ -367,8 +192,20 @@ def new(root: Path, number: str, slug: str, *, file: str | None = None, title: s
         raise ScaffoldError(f"the difficulty is one of {', '.join(DIFFICULTIES)}, not {difficulty!r}")
     if not 1 <= minutes <= 240:
         raise ScaffoldError(f"the target time is 1 to 240 minutes, not {minutes}")
+    try:
+        if api == ["contract"]:
+            items = contract_api((root / "CONTRACT.md").read_text(), f"{number}_{slug}")
+        else:
+            items = tuple(parse_api(signature) for signature in api or ())
+    except ApiError as error:
+        raise ScaffoldError(str(error)) from None
+    if function is not None and not re.fullmatch(r"[A-Za-z_]\w*", function):
+        raise ScaffoldError(f"the function's name is a Python name, not {function!r}")
+    if function and items:
+        raise ScaffoldError("--function names the placeholder task; with --api the stubs are "
+                            "named after the API")
     kata = NewKata(number, slug, file, title or slug.replace("_", " ").capitalize(), track,
-                   difficulty, minutes)
+                   difficulty, minutes, items, function or "")
     taken = [p.name for p in (root / "katas").iterdir() if p.name.startswith(f"{number}_")
              or p.name[3:] == slug]
     if taken or (root / "graders" / kata.module).exists():
@@ -376,6 +213,7 @@ def new(root: Path, number: str, slug: str, *, file: str | None = None, title: s
                             f"{', '.join(taken) or 'graders/' + kata.module}")
     registry_path = root / REGISTRY
     registry_text = add_to_registry(registry_path.read_text(), kata, track_title)
+    before = _generated_files(root)
     written = []
     for relative, text in stubs(kata).items():
         path = root / relative
@@ -388,17 +226,58 @@ def new(root: Path, number: str, slug: str, *, file: str | None = None, title: s
         log("$ python " + " ".join(step))
         done = _python(root, *step)
         for line in (done.stdout + done.stderr).splitlines():
-            if "warning: Skipping f-string" not in line:
-                log("  " + line)
+            log("  " + line)
         if done.returncode != 0:
             raise ScaffoldError(f"python {' '.join(step)} failed (exit {done.returncode})")
-    return written
+    after = _generated_files(root)
+    return written + sorted(path for path, stamp in after.items() if before.get(path) != stamp)
+
+
+# What the catalog update and the notebook build write.
+GENERATED = ("graders/locales", "notebooks")
+
+
+def _generated_files(root: Path) -> dict[str, tuple[int, int]]:
+    """Each file under GENERATED (lessons aside) -> (size, modification time in ns)."""
+    found = {}
+    for top in GENERATED:
+        for path in (root / top).rglob("*"):
+            if path.is_file() and "lessons" not in path.parts and "__pycache__" not in path.parts:
+                info = path.stat()
+                found[path.relative_to(root).as_posix()] = (info.st_size, info.st_mtime_ns)
+    return found
 
 
 def to_do(number: str, slug: str, file: str | None = None) -> list[str]:
     """What is left to do by hand for the kata ``new`` made."""
     kata = NewKata(f"{int(number):02d}", slug, file or f"{slug}.py", "", "")
     return [item.format(**kata.fields()) for item in BY_HAND]
+
+
+def sync_skeleton(root: Path, name: str) -> str | None:
+    """Derive kata ``name``'s pristine copy (graders/<module>/skeleton.py) from the learner's
+    skeleton while that copy is still the scaffold's stub and the skeleton still raises
+    NotImplementedError (a solution tried in place is never copied); returns what was done,
+    or None. After that the two are compared by the self-tests, never overwritten."""
+    root = Path(root)
+    folder = root / "katas" / name
+    meta = (root / "graders").glob("*/meta.py")
+    for path in meta:
+        text = path.read_text()
+        if f'name="{name}"' not in text:
+            continue
+        file = re.search(r'file="([^"]+)"', text).group(1)
+        pristine, learner = path.with_name("skeleton.py"), folder / file
+        if not (pristine.is_file() and learner.is_file()):
+            return None
+        stub = "the stub's placeholder task" in pristine.read_text() or \
+            "TODO: what it computes" in pristine.read_text()
+        if (stub and pristine.read_bytes() != learner.read_bytes()
+                and "NotImplementedError" in learner.read_text()):
+            pristine.write_bytes(learner.read_bytes())
+            return f"derived {pristine.relative_to(root).as_posix()} from {learner.relative_to(root).as_posix()}"
+        return None
+    return None
 
 
 # The completeness self-tests, one line each: (what it proves, pytest arguments); "{name}"
@@ -417,7 +296,7 @@ CHECKS = (
     ("notebooks build", ["tests/test_notebooks.py", "-k", "{name} and not runs_as_shipped"]),
     ("contract, README and hostile cases", ["tests/test_teaching.py", "tests/test_hostile.py",
                                             "-k", "contract_covers or kata_table or "
-                                            "every_case_is_covered"]),
+                                            "speed_tables or every_case_is_covered"]),
 )
 
 
@@ -433,7 +312,7 @@ def check(root: Path, name: str, *, notebooks_in_kernel: bool = False) -> list[C
     """Run the completeness self-tests for kata ``name`` (its folder name) in the copy at
     ``root``; one line per part. ``notebooks_in_kernel``: also run its notebooks in Jupyter."""
     lines = []
-    for what, arguments in CHECKS:
+    for what, arguments in CHECKS:  # (sync_skeleton runs first: the CLI says what it did)
         arguments = [a.replace("{name}", name) for a in arguments]
         if notebooks_in_kernel and what == "notebooks build":
             arguments[-1] = name

@@ -61,6 +61,9 @@ def kata_catalog(kata: Kata) -> str:
 
 def source_messages() -> list[Text]:
     """``_("...")`` literals in the code, in file order."""
+    import contextlib
+    import io
+
     from babel.messages.extract import extract_from_file
 
     texts: list[Text] = []
@@ -68,11 +71,38 @@ def source_messages() -> list[Text]:
         for path in sorted(REPO_ROOT.glob(pattern)):
             if path.name == PRISTINE_SKELETON:  # its texts: skeleton_texts, in the kata's order
                 continue
-            for line, message, _comments, _context in extract_from_file(
-                    "python", str(path), keywords={"_": None, "N_": None}):
+            # babel warns of every f-string inside a _() call; ours are the values of named
+            # placeholders (_("{a} with {b}", b=f"...")), never a message, so its warnings
+            # (a hundred per run) are noise and are dropped; anything else it says is kept.
+            said = io.StringIO()
+            with contextlib.redirect_stderr(said):
+                found = list(extract_from_file("python", str(path),
+                                               keywords={"_": None, "N_": None}))
+            for line in said.getvalue().splitlines():
+                if "warning: Skipping f-string" not in line:
+                    print(line, file=sys.stderr)
+            for line, message, _comments, _context in found:
                 if isinstance(message, str):
                     texts.append(Text(message, f"{path.relative_to(REPO_ROOT).as_posix()}:{line}"))
     return texts
+
+
+def slugs_declared_twice() -> list[str]:
+    """"slug: declared by A and B" for every mistake declared by more than one place (the
+    catalogue's SHARED, a kata's MISTAKES). The catalog of mistakes keeps one text per slug,
+    so a second declaration silently replaces the first one's words and blanks their
+    translation: `texts update` refuses to run while one exists."""
+    from graders.core.catalogue import SHARED
+    from graders.core.registry import METAS
+
+    declared = collections.defaultdict(list)
+    for mistake in SHARED:
+        declared[mistake.slug].append("graders/core/catalogue.py (SHARED)")
+    for meta in METAS:
+        for mistake in meta.MISTAKES:
+            declared[mistake.slug].append(f"kata {meta.KATA.name}")
+    return [f"{slug}: declared by {' and '.join(where)}" for slug, where in declared.items()
+            if len(where) > 1]
 
 
 def mistake_texts() -> list[Text]:
@@ -522,6 +552,19 @@ def main(argv: list[str] | None = None) -> int:
         found = [p for language in languages for p in problems(language)]
         print("\n".join(found) or "no problems")
         return 1 if found else 0
+    twice = slugs_declared_twice() if args.command == "update" else []
+    if twice:
+        print("texts update refused: a slug declared twice would replace the first one's words "
+              "and blank their translations; use the shared entry (or the meta's WORDINGS):\n  "
+              + "\n  ".join(twice), file=sys.stderr)
+        return 1
+    if args.command == "update":  # a skeleton written since `kata dev new`: its texts first
+        from graders.tools import scaffold
+
+        for kata in KATAS:
+            derived = scaffold.sync_skeleton(REPO_ROOT, kata.name)
+            if derived:
+                print(derived)
     for language in languages:
         if args.command == "update":
             for path in update(language):

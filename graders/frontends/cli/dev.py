@@ -1,7 +1,8 @@
 """``kata dev``: the contributors' command (not in the learner's ``kata --help`` list).
 
-    kata dev new 20 moe --file moe.py --track inference --title "Mixture of experts"
-    kata dev check 20
+    kata dev new 26 cross_entropy --api --track training --title "Next-token cross-entropy"
+    kata dev new 40 toy --api "toy(x, dim=-1) -> (b, n)" --api "class Toy(n)"
+    kata dev check 26
 
 ``new`` writes every stub of a new kata, registers it, updates the catalogs and builds its
 notebooks, then lists what is left to do by hand; ``check`` runs the repository's
@@ -37,6 +38,12 @@ def add_parser(sub) -> None:
     new.add_argument("--track-title", help="a new track's title")
     new.add_argument("--difficulty", default="medium", help="easy, medium or hard")
     new.add_argument("--minutes", type=int, default=15, help="the mock's target time")
+    new.add_argument("--api", action="append", nargs="?", const="contract", metavar="SIGNATURE",
+                     help="a public function or class to name the stubs after, e.g. "
+                     "'f(x, dim=-1) -> tensor' or 'class C(n)' (repeatable); --api alone reads "
+                     "them from the kata's section of CONTRACT.md")
+    new.add_argument("--function", help="without --api: the placeholder task's function name "
+                     "(default: the module's)")
     check = commands.add_parser("check", help="run a kata's completeness self-tests",
                                 description="Run the repository's completeness self-tests "
                                 "for one kata and summarise them.")
@@ -67,18 +74,24 @@ def cmd_dev(app, args: argparse.Namespace) -> int:
             written = scaffold.new(app.root, args.number, args.name, file=args.file,
                                    title=args.title, track=args.track,
                                    track_title=args.track_title,
-                                   difficulty=args.difficulty, minutes=args.minutes, log=say)
+                                   difficulty=args.difficulty, minutes=args.minutes,
+                                   api=args.api, function=args.function, log=say)
         except scaffold.ScaffoldError as error:
             raise UsageError(str(error)) from None
         say(f"wrote {len(written)} files:")
         for path in written:
             say(f"  {path}")
+        say("catalogs to fill (zh-CN msgstr): graders/locales/zh_CN/LC_MESSAGES/"
+            f"kata_{written[0].split('/')[1]}.po, and mistakes.po or messages.po for a shared text")
         say("left to do by hand:")
         for number, item in enumerate(scaffold.to_do(args.number, args.name, args.file), start=1):
             say(f"  {number}. {item}")
         return 0
     name = _kata_name(app, args.kata)
     say(f"kata dev check {name}: the completeness self-tests in {app.root}")
+    derived = scaffold.sync_skeleton(app.root, name)
+    if derived:
+        say(f"  {derived}")
     lines = scaffold.check(app.root, name, notebooks_in_kernel=args.kernel)
     width = max(len(line.what) for line in lines)
     for line in lines:
