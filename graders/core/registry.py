@@ -53,6 +53,7 @@ KATA_MODULES = (
     "mla",                  # 23
     "kv_quant",             # 24
     "batching",             # 25
+    "adamw",                # 27
 )
 
 METAS: tuple[types.ModuleType, ...] = tuple(
