@@ -70,6 +70,7 @@ TARGETS = {
     "24_kv_quant": Target("QuantizedKVCache", "attention"),
     "22_paged_kv_cache": Target(None, "paged_attention"),
     "25_continuous_batching": Target(None, "varlen_attention"),
+    "27_adamw": Target(None, "clip_grad_norm_"),
 }
 
 # Call-time sabotage: the body of a wrapper around the original callable. ``_each(value,
@@ -171,6 +172,8 @@ EXPECTED_BY_KATA = {
     ("17_beam_search", "wrong-length-tuple"): "expected each item to be a pair (tokens, score)",
     ("17_beam_search", "wrong-dtype"): "the score must be a Python float, got a tensor float32",
     ("17_beam_search", "wrong-device"): "on meta",
+    # A 0-d tensor's tolist() is a Python float.
+    ("27_adamw", "returns-list"): "expected a 0-d tensor, got a Python float",
 }
 # Cases that cannot apply, and why (the suite checks every other pair).
 NOT_APPLICABLE = {
@@ -195,6 +198,9 @@ NOT_APPLICABLE = {
     ("24_kv_quant", "forbidden-builtin"): "the kata forbids nothing",
     ("24_kv_quant", "detaches-output"): "gradients are not graded (rounding has none)",
     ("22_paged_kv_cache", "detaches-output"): "gradients are not graded (an inference cache)",
+    ("27_adamw", "modifies-input"): "its first argument is a list of parameters, whose "
+                                    "gradients it scales in place by design",
+    ("27_adamw", "detaches-output"): "the total norm is returned without grad, as PyTorch's",
 }
 
 HELPERS = '''

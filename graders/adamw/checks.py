@@ -323,6 +323,10 @@ def check_clip(impl: Implementation, params: list[Tensor], max_norm: float,
     got = impl.call(impl.attr("clip_grad_norm_"), argument(mine), max_norm, norm_type=norm_type,
                     what="clip_grad_norm_", on=on, **options)
     expected = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type=norm_type, **options)
+    if isinstance(got, (int, float)) and not isinstance(got, bool):
+        raise verdict(_("the total norm clip_grad_norm_ returns"), on, [
+            _("expected a 0-d tensor, got a Python {kind}: {value} (return the tensor, not "
+              ".item())", kind=type(got).__name__, value=fmt(got))])
     expect_close(got, expected, _("the total norm clip_grad_norm_ returns"), on,
                  clip_suspects(params, max_norm, norm_type, lambda ps, total: total))
     after, want = flat_grads(mine), flat_grads(theirs)
