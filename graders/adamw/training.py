@@ -26,7 +26,7 @@ HYPER = dict(lr=0.05, betas=(0.9, 0.99), eps=1e-3, weight_decay=0.5)
 # The second group (biases and the norm's weight), as Hugging Face's trainers split them.
 NO_DECAY = dict(weight_decay=0.0, betas=(0.8, 0.95))
 # lr_at's arguments for the learning rate before every step; the second group gets half.
-SCHEDULE = dict(max_lr=0.05, min_lr=0.005, warmup_steps=5, cosine_steps=50)
+SCHEDULE = dict(max_lr=0.05, min_lr=0.005, warmup_steps=5, cosine_steps=40)
 BATCH, D_IN, D_HIDDEN, D_OUT, D_AUX = 5, 6, 8, 3, 2
 AUX_EVERY = 3  # the auxiliary head gets a gradient on every third step only
 
@@ -70,7 +70,7 @@ class Training:
     steps; ``defaults``: AdamW(model.parameters()) with the constructor's defaults."""
 
     dtype: torch.dtype
-    steps: int = 60
+    steps: int = 50
     extra: bool = False
     resume_at: int | None = None
     defaults: bool = False
