@@ -10,7 +10,6 @@ function, PyTorch's and the twin's.
 
 from __future__ import annotations
 
-import copy
 import math
 import numbers
 from typing import Any, Callable
@@ -81,34 +80,36 @@ def step_exception(exc: BaseException) -> str | None:
     return "bias-correction-off-by-one" if isinstance(exc, ZeroDivisionError) else None
 
 
-def learner_hooks(impl: Implementation, on: str) -> Hooks:
+class NotAnOptimizer(Exception):
+    """AdamW(...) built something that is not a torch.optim.Optimizer (args[0]: what)."""
+
+
+def learner_run(impl: Implementation, training: Training) -> Run:
+    """The learner's AdamW through ``training``, as one guarded call: a call per step would
+    cost the guard's set-up 50 times a run, more than the steps themselves."""
     cls = impl.attr("AdamW")
+    on = describe(training)
 
     def build(params: Any, kwargs: dict) -> Any:
-        opt = impl.call(cls, params, what="AdamW(...)", on=on, **kwargs)
+        opt = cls(params, **kwargs)
         if not isinstance(opt, torch.optim.Optimizer):
-            raise verdict("AdamW(...)", on, [
-                _("expected a torch.optim.Optimizer (AdamW subclasses it), got {value}",
-                  value=describe_value(opt))])
+            raise NotAnOptimizer(describe_value(opt))
         return opt
 
-    def step(opt: Any, index: int) -> None:
-        impl.call(opt.step, what=_("AdamW.step() (step {n})", n=index + 1), on=on,
-                  exception_slugs=step_exception)
-
-    def save(opt: Any) -> dict:
-        state = impl.call(opt.state_dict, what="AdamW.state_dict()", on=on)
+    def run() -> Run | NotAnOptimizer:
         try:
-            return copy.deepcopy(state)
-        except Exception as exc:  # noqa: BLE001 (the learner's state may hold anything)
-            raise verdict("AdamW.state_dict()", on, [
-                _("what it returned cannot be copied ({error}): keep tensors and numbers in "
-                  "self.state", error=type(exc).__name__)]) from None
+            return train(training, Hooks(build=build, step=lambda opt, index: opt.step()))
+        except NotAnOptimizer as exc:
+            return exc
 
-    def load(opt: Any, state: dict) -> None:
-        impl.call(opt.load_state_dict, state, what="AdamW.load_state_dict(...)", on=on)
-
-    return Hooks(build=build, step=step, save=save, load=load)
+    what = (_("AdamW, with state_dict() and load_state_dict()")
+            if training.resume_at is not None else "AdamW")
+    result = impl.call(run, what=what, on=on, exception_slugs=step_exception)
+    if isinstance(result, NotAnOptimizer):
+        raise verdict("AdamW(...)", on, [
+            _("expected a torch.optim.Optimizer (AdamW subclasses it), got {value}",
+              value=result.args[0])])
+    return result
 
 
 def twin_hooks(mistake: str | None) -> Hooks:
@@ -173,7 +174,7 @@ def runs(impl: Implementation, training: Training,
     for mine, same, got, expected in LAST_RUNS:
         if mine is impl and same == training and reference is None:
             return got, expected
-    got = train(training, learner_hooks(impl, describe(training)))
+    got = learner_run(impl, training)
     expected = train(reference or training, torch_hooks())
     LAST_RUNS[:] = [(impl, training, got, expected)]
     return got, expected
