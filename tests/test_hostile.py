@@ -71,6 +71,7 @@ TARGETS = {
     "22_paged_kv_cache": Target(None, "paged_attention"),
     "25_continuous_batching": Target(None, "varlen_attention"),
     "26_cross_entropy": Target(None, "next_token_loss"),
+    "27_adamw": Target(None, "clip_grad_norm_"),
     "28_lora": Target("LoRALinear", "forward"),
     "29_dpo": Target(None, "sequence_logprobs"),
     "30_grpo": Target(None, "grpo_loss"),
@@ -179,6 +180,8 @@ EXPECTED_BY_KATA = {
     # A 0-d tensor's .tolist() is a Python float, not a list.
     ("26_cross_entropy", "returns-list"): "got a Python float",
     ("30_grpo", "returns-list"): "got a python float",  # a 0-dim loss .tolist() is a float
+    # A 0-d tensor's tolist() is a Python float.
+    ("27_adamw", "returns-list"): "expected a 0-d tensor, got a Python float",
 }
 # Cases that cannot apply, and why (the suite checks every other pair).
 NOT_APPLICABLE = {
@@ -207,6 +210,9 @@ NOT_APPLICABLE = {
     ("28_lora", "forbidden-builtin"): "the kata forbids nothing",
     ("30_grpo", "forbidden-builtin"): "the kata forbids nothing",
     ("31_tensor_parallel", "forbidden-builtin"): "the kata forbids nothing",
+    ("27_adamw", "modifies-input"): "its first argument is a list of parameters, whose "
+                                    "gradients it scales in place by design",
+    ("27_adamw", "detaches-output"): "the total norm is returned without grad, as PyTorch's",
 }
 
 HELPERS = '''

@@ -81,6 +81,9 @@ _FUNCTIONS = {
     # Kata 26: the loss itself (nn.CrossEntropyLoss calls F.cross_entropy).
     "torch.nn.functional.cross_entropy": "cross_entropy",
     "torch.nn.functional.nll_loss": "nll_loss",
+    # Kata 27: the fused optimizer kernels torch.optim.Adam(W)(fused=True) steps with.
+    "torch._fused_adam_": "_fused_adam_",
+    "torch._fused_adamw_": "_fused_adamw_",
 }
 _MODULES = {
     "torch.nn.MultiheadAttention": torch.nn.MultiheadAttention,
@@ -92,6 +95,9 @@ _MODULES = {
     "torch.nn.TransformerDecoder": torch.nn.TransformerDecoder,
     "torch.nn.RMSNorm": torch.nn.RMSNorm,
     "torch.nn.CrossEntropyLoss": torch.nn.CrossEntropyLoss,
+    # Kata 27: building or stepping PyTorch's optimizers (AdamW inherits Adam's step).
+    "torch.optim.Adam": torch.optim.Adam,
+    "torch.optim.AdamW": torch.optim.AdamW,
 }
 # Python functions no TorchFunctionMode sees (kata 18's flex_attention): while learner code
 # runs, the function's code is swapped for one that refuses, however it was imported.
@@ -102,6 +108,12 @@ _PYTHON_FUNCTIONS = {
     "torch.nested.as_nested_tensor": "torch.nested",
     "torch.nested.nested_tensor_from_jagged": "torch.nested",
     "torch.nested.narrow": "torch.nested",
+    # Kata 27: the functional Adam (torch.optim.adamw.adamw calls it) and the clip, in one
+    # call or in its two halves. Decorated functions: the code swapped is the wrapped one's.
+    "torch.optim.adam.adam": "torch.optim.adam",
+    "torch.nn.utils.clip_grad_norm_": "torch.nn.utils",
+    "torch.nn.utils.get_total_norm": "torch.nn.utils",
+    "torch.nn.utils.clip_grads_with_norm_": "torch.nn.utils",
 }
 # Fused kernels the forbidden modules may dispatch to directly.
 _FUSED = {
@@ -177,7 +189,9 @@ def _forbid(forbidden: Sequence[str]) -> Iterator[None]:
     classes = [(d, _MODULES[d]) for d in forbidden if d in _MODULES]
     saved = []
     for dotted, cls in classes:
-        for attr in ("__init__", "forward"):
+        for attr in ("__init__", "forward", "step"):
+            if attr not in cls.__dict__:  # an optimizer has no forward; AdamW inherits step
+                continue
             original = cls.__dict__[attr]
             saved.append((cls, attr, original))
 
@@ -187,8 +201,8 @@ def _forbid(forbidden: Sequence[str]) -> Iterator[None]:
             setattr(cls, attr, refuse)
     for dotted in forbidden:
         if dotted in _PYTHON_FUNCTIONS:
-            function = getattr(importlib.import_module(_PYTHON_FUNCTIONS[dotted]),
-                               dotted.rsplit(".", 1)[1])
+            function = inspect.unwrap(getattr(importlib.import_module(_PYTHON_FUNCTIONS[dotted]),
+                                              dotted.rsplit(".", 1)[1]))
             saved.append((function, "__code__", function.__code__))
             function.__code__ = _refusing_code(dotted)
     try:

@@ -54,6 +54,7 @@ KATA_MODULES = (
     "kv_quant",             # 24
     "batching",             # 25
     "cross_entropy",        # 26
+    "adamw",                # 27
     "lora",                 # 28
     "dpo",                  # 29
     "grpo",                 # 30
