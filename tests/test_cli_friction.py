@@ -253,7 +253,8 @@ def test_hint_without_a_kata_takes_the_first_not_passed(sandbox, monkeypatch):
 
 
 @pytest.mark.parametrize("word, kata", [("flash", "14_flash_attention"), ("sliding", "18_sliding_window"),
-                                        ("FLASH", "14_flash_attention"), ("rop", "12_rope")])
+                                        ("FLASH", "14_flash_attention"), ("ope", "12_rope"),
+                                        ("lor", "28_lora")])
 def test_a_unique_part_of_a_name_names_the_kata(word, kata):
     assert cli.resolve(word).name == kata
 
