@@ -89,6 +89,24 @@ def pytest_runtest_call(item: pytest.Item):
         return (yield)
 
 
+class VerdictWithoutTraceback:
+    """Makes a grading failure's report without formatting its traceback: the verdict
+    replaces it (:func:`pytest_runtest_makereport`), and pytest's formatting (which reads
+    and parses every file the traceback passes through) was about 40% of the time of a
+    session whose checks fail. Registered in :func:`pytest_configure`: it must run before
+    pytest's own report maker, beside this module's wrapper of the same hook."""
+
+    @staticmethod
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport | None:
+        if call.excinfo is None or not isinstance(call.excinfo.value, GradingFailure):
+            return None
+        sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
+        return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed",
+                                 str(call.excinfo.value), call.when, sections, call.duration,
+                                 call.start, call.stop, user_properties=item.user_properties)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Print a grading failure as its verdict alone, not as a traceback."""
@@ -184,6 +202,7 @@ def results_of(config: pytest.Config) -> dict[str, KataResult]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RESULTS_KEY] = {}
+    config.pluginmanager.register(VerdictWithoutTraceback(), "kata-verdict-without-traceback")
     # Graded tensors are tiny: extra threads only contend (a kata ran 5x slower on a busy
     # two-core machine with torch's default thread count).
     torch.set_num_threads(1)
