@@ -47,8 +47,14 @@ def tag_of(directory: str) -> str:
 
 def languages() -> tuple[str, ...]:
     """English, then every language with catalogs, e.g. ``("en", "zh-CN")``."""
-    found = sorted(tag_of(p.name) for p in LOCALES_DIR.iterdir()
-                   if (p / "LC_MESSAGES").is_dir()) if LOCALES_DIR.is_dir() else []
+    return _languages_in(LOCALES_DIR)
+
+
+@functools.cache
+def _languages_in(locales: Path) -> tuple[str, ...]:
+    # Read once per folder: every translated text asks, tens of thousands of times a run.
+    found = sorted(tag_of(p.name) for p in locales.iterdir()
+                   if (p / "LC_MESSAGES").is_dir()) if locales.is_dir() else []
     return (ENGLISH, *found)
 
 

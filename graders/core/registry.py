@@ -9,7 +9,9 @@ kata is one more line of :data:`KATA_MODULES`.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 import types
 from pathlib import Path
 
@@ -89,12 +91,19 @@ def get(key: str | Path, *, paths: bool = True) -> Kata:
     if len(partial) == 1:  # "flash", "kv": one kata's name holds it
         return partial[0]
     if paths and "\0" not in text:
-        parts = Path(text).resolve().parts
-        for kata in KATAS:
-            if kata.name in parts:
-                return kata
+        kata = _kata_holding(text, os.getcwd())
+        if kata is not None:
+            return kata
     known = ", ".join(f"{kata.name} ({int(kata.id)}, {kata.name[3:]})" for kata in KATAS)
     raise KeyError(f"no kata called {text!r}; the katas are: {known}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _kata_holding(path: str, cwd: str) -> Kata | None:
+    """The kata whose folder name is a part of ``path`` (resolved from ``cwd``). Cached: the
+    grading plugin asks for every check's file several times."""
+    parts = (Path(cwd) / path).resolve().parts
+    return next((kata for kata in KATAS if kata.name in parts), None)
 
 
 def partial_matches(key: str) -> list[Kata]:
