@@ -106,12 +106,12 @@ def test_the_pristine_skeleton_is_derived_from_the_learners_while_it_is_the_stub
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
     learner, pristine = root / f"katas/{DEMO.name}/demo.py", root / "graders/demo/skeleton.py"
-    assert scaffold.sync_skeleton(root, DEMO.name) is None  # the two agree
+    assert scaffold.sync_skeleton(root, DEMO.name, DEMO.file) is None  # the two agree
     learner.write_text(learner.read_text().replace("TODO: what it computes", "Scale x"))
-    assert scaffold.sync_skeleton(root, DEMO.name).startswith("derived graders/demo/skeleton.py")
+    assert scaffold.sync_skeleton(root, DEMO.name, DEMO.file).startswith("derived graders/demo/skeleton.py")
     assert pristine.read_bytes() == learner.read_bytes()
     learner.write_text(learner.read_text().replace("Scale x", "Scale x by factor"))
-    assert scaffold.sync_skeleton(root, DEMO.name) is None  # no longer the stub: compared only
+    assert scaffold.sync_skeleton(root, DEMO.name, DEMO.file) is None  # no longer the stub: compared only
     assert pristine.read_bytes() != learner.read_bytes()
 
 

@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.core.kata import DIFFICULTIES
+from graders.core.kata import DIFFICULTIES, GRADERS_DIR, KATAS_DIR, PRISTINE_SKELETON, REPO_ROOT
 from graders.tools import stubs as texts
 from graders.tools.stubs import Api, ApiError, contract_api, parse_api  # noqa: F401
 
@@ -262,29 +262,24 @@ def to_do(number: str, slug: str, file: str | None = None) -> list[str]:
     return [item.format(**kata.fields()) for item in BY_HAND]
 
 
-def sync_skeleton(root: Path, name: str) -> str | None:
-    """Derive kata ``name``'s pristine copy (graders/<module>/skeleton.py) from the learner's
-    skeleton while that copy is still the scaffold's stub and the skeleton still raises
-    NotImplementedError (a solution tried in place is never copied); returns what was done,
-    or None. After that the two are compared by the self-tests, never overwritten."""
+def sync_skeleton(root: Path, name: str, file: str) -> str | None:
+    """Derive kata ``name``'s pristine copy (graders/<module>/skeleton.py, the module being
+    ``file``'s stem) from the learner's skeleton katas/<name>/<file> while that copy is still
+    the scaffold's stub and the skeleton still raises NotImplementedError (a solution tried in
+    place is never copied); returns what was done, or None. After that the two are compared
+    by the self-tests, never overwritten."""
     root = Path(root)
-    folder = root / "katas" / name
-    meta = (root / "graders").glob("*/meta.py")
-    for path in meta:
-        text = path.read_text()
-        if f'name="{name}"' not in text:
-            continue
-        file = re.search(r'file="([^"]+)"', text).group(1)
-        pristine, learner = path.with_name("skeleton.py"), folder / file
-        if not (pristine.is_file() and learner.is_file()):
-            return None
-        stub = "the stub's placeholder task" in pristine.read_text() or \
-            "TODO: what it computes" in pristine.read_text()
-        if (stub and pristine.read_bytes() != learner.read_bytes()
-                and "NotImplementedError" in learner.read_text()):
-            pristine.write_bytes(learner.read_bytes())
-            return f"derived {pristine.relative_to(root).as_posix()} from {learner.relative_to(root).as_posix()}"
+    learner = root / KATAS_DIR.relative_to(REPO_ROOT) / name / file
+    pristine = (root / GRADERS_DIR.relative_to(REPO_ROOT) / file.removesuffix(".py")
+                / PRISTINE_SKELETON)
+    if not (pristine.is_file() and learner.is_file()):
         return None
+    stub = "the stub's placeholder task" in pristine.read_text() or \
+        "TODO: what it computes" in pristine.read_text()
+    if (stub and pristine.read_bytes() != learner.read_bytes()
+            and "NotImplementedError" in learner.read_text()):
+        pristine.write_bytes(learner.read_bytes())
+        return f"derived {pristine.relative_to(root).as_posix()} from {learner.relative_to(root).as_posix()}"
     return None
 
 

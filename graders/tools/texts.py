@@ -561,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
         from graders.tools import scaffold
 
         for kata in KATAS:
-            derived = scaffold.sync_skeleton(REPO_ROOT, kata.name)
+            derived = scaffold.sync_skeleton(REPO_ROOT, kata.name, kata.file)
             if derived:
                 print(derived)
     for language in languages:

@@ -63,6 +63,12 @@ def _kata_name(app, key: str) -> str:
     raise UsageError(f"no kata {key!r} in {app.root / 'katas'}")
 
 
+def _learner_file(app, name: str) -> str:
+    """The file the learner edits in katas/<name>/ (beside its test_*.py)."""
+    return next(p.name for p in sorted((app.root / "katas" / name).glob("*.py"))
+                if not p.name.startswith("test_"))
+
+
 def cmd_dev(app, args: argparse.Namespace) -> int:
     from graders.tools import scaffold
 
@@ -89,7 +95,7 @@ def cmd_dev(app, args: argparse.Namespace) -> int:
         return 0
     name = _kata_name(app, args.kata)
     say(f"kata dev check {name}: the completeness self-tests in {app.root}")
-    derived = scaffold.sync_skeleton(app.root, name)
+    derived = scaffold.sync_skeleton(app.root, name, _learner_file(app, name))
     if derived:
         say(f"  {derived}")
     lines = scaffold.check(app.root, name, notebooks_in_kernel=args.kernel)
