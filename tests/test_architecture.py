@@ -95,4 +95,4 @@ def test_the_state_file_has_one_path_and_one_owner():
     assert "graders.core.statefile" in _imports(GRADERS / "core" / "interview.py")
     writers = [path.relative_to(REPO_ROOT).as_posix() for path in sorted(GRADERS.rglob("*.py"))
                if "StateStore(" in path.read_text(encoding="utf-8")]
-    assert writers == ["graders/practice/service.py"], writers
+    assert writers == ["graders/practice/workspace.py"], writers

@@ -703,7 +703,7 @@ def test_an_unexpected_failure_is_answered_with_a_sentence(root):
 
 def test_backups_are_bounded_oldest_dropped_with_a_message(client, root):
     """Problem 3: 200 set-asides of 0.5 MB each made 200 backup files (100 MB)."""
-    from graders.practice.service import MAX_BACKUP_BYTES, MAX_BACKUPS
+    from graders.practice.workspace import MAX_BACKUP_BYTES, MAX_BACKUPS
 
     said = []
     for number in range(MAX_BACKUPS + 5):

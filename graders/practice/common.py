@@ -51,7 +51,8 @@ class Refused(Said):
     (``kata``: the running mock's); each front end has its own words for it."""
 
 
-def _normalised(data: bytes) -> bytes:
+def normalised(data: bytes) -> bytes:
+    """``data`` with its Windows line ends (CR LF) as LF."""
     return data.replace(b"\r\n", b"\n")  # a Windows checkout of the skeleton is still untouched
 
 

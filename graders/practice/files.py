@@ -10,18 +10,18 @@ from pathlib import Path
 from graders.core.registry import Kata
 from graders.practice.common import BACKUP_STAMP, UsageError, iso
 from graders.practice.messages import Message, Outcome, message
-from graders.practice.service import Practice
 from graders.practice.state import write_atomically
+from graders.practice.workspace import Workspace
 
 
-def already_skeleton(practice: Practice, kata: Kata) -> Message | None:
+def already_skeleton(practice: Workspace, kata: Kata) -> Message | None:
     """What a reset would say without doing anything: the file is the untouched skeleton."""
     if practice.is_untouched(kata):
         return message("reset.untouched", file=practice.show_path(practice.learner_file(kata)))
     return None
 
 
-def reset(practice: Practice, kata: Kata) -> Outcome:
+def reset(practice: Workspace, kata: Kata) -> Outcome:
     """Back the learner's file up (when there is one), then write the skeleton over it."""
     path = practice.learner_file(kata)
     outcome = Outcome()
@@ -40,20 +40,20 @@ def backup_time(path: Path) -> str:
     return iso(path.stat().st_mtime).replace("T", " ")
 
 
-def refuse_restore_during_mock(practice: Practice, kata: Kata) -> None:
+def refuse_restore_during_mock(practice: Workspace, kata: Kata) -> None:
     """A backup of the kata of a running mock waits until the mock is handed in."""
     mock = practice.running_mock()
     if mock is not None and mock["kata"] == kata.name:
         practice.refuse_during_mock("refused.restore")
 
 
-def no_backups(practice: Practice, kata: Kata) -> Message | None:
+def no_backups(practice: Workspace, kata: Kata) -> Message | None:
     if practice.backups(kata):
         return None
     return message("restore.none", kata=kata.name)
 
 
-def backup_list(practice: Practice, kata: Kata) -> list[dict]:
+def backup_list(practice: Workspace, kata: Kata) -> list[dict]:
     """The kata's backups, newest first: number, time, lines, path, and whether it is the
     latest and the same as the learner's file."""
     path = practice.learner_file(kata)
@@ -67,7 +67,7 @@ def backup_list(practice: Practice, kata: Kata) -> list[dict]:
     return rows
 
 
-def restore(practice: Practice, kata: Kata, choice: str | None = None) -> Outcome:
+def restore(practice: Workspace, kata: Kata, choice: str | None = None) -> Outcome:
     """Bring back backup ``choice`` (a number from 1, newest first, or a file name; the
     latest by default), the learner's file backed up first unless it is the skeleton."""
     refuse_restore_during_mock(practice, kata)
@@ -99,7 +99,7 @@ def restore(practice: Practice, kata: Kata, choice: str | None = None) -> Outcom
                        backup=practice.show_path(chosen))
 
 
-def reveal_solution(practice: Practice, kata: Kata) -> str:
+def reveal_solution(practice: Workspace, kata: Kata) -> str:
     """The reference solution's source, its reveal recorded (the report says so); refused
     while a mock interview runs."""
     practice.refuse_during_mock("refused.solution")

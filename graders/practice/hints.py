@@ -7,10 +7,10 @@ from graders.core.catalogue import MISTAKES, mistake
 from graders.core.i18n import translate
 from graders.core.registry import HINT_LEVELS, Kata
 from graders.practice.common import hint_level, last_attempt
-from graders.practice.service import Practice
+from graders.practice.workspace import Workspace
 
 
-def reveal_next_hint(practice: Practice, kata: Kata) -> tuple[int, bool]:
+def reveal_next_hint(practice: Workspace, kata: Kata) -> tuple[int, bool]:
     """Reveal the next rung of ``kata``'s hint ladder (recorded in the state): the rung now
     revealed (1-based) and whether every rung was already revealed. Refused while a mock
     interview runs."""
@@ -26,7 +26,7 @@ def reveal_next_hint(practice: Practice, kata: Kata) -> tuple[int, bool]:
     return practice.store.update(reveal_next)
 
 
-def revealed(practice: Practice, kata: Kata) -> int:
+def revealed(practice: Workspace, kata: Kata) -> int:
     """How many rungs of ``kata``'s ladder are revealed."""
     return hint_level(practice.store.read(), kata)
 
@@ -39,7 +39,7 @@ def rung(kata: Kata, number: int) -> dict:
             "text": translate(kata.hints[number - 1]), "code": level == "near-code"}
 
 
-def last_mistake(practice: Practice, kata: Kata) -> dict | None:
+def last_mistake(practice: Workspace, kata: Kata) -> dict | None:
     """The catalogued mistake the last graded attempt of ``kata`` made, with its explanation
     and hint in the learner's language; None when it made none."""
     latest = last_attempt(practice.store.read(), kata)

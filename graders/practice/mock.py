@@ -15,7 +15,7 @@ from graders.core.results import ALL_PASSED, KataResult
 from graders.practice.common import (ABORTED, FOLLOW_UPS_HEADINGS, TIME_RAN_OUT, UsageError,
                                      best_status, clock_time, countdown, iso)
 from graders.practice.messages import Outcome
-from graders.practice.service import Practice
+from graders.practice.workspace import Workspace
 
 
 def _without_parentheses(text: str) -> str:
@@ -129,7 +129,7 @@ def minutes_allowed(minutes) -> bool:
             and math.isfinite(minutes) and MINUTES_RANGE[0] <= minutes <= MINUTES_RANGE[1])
 
 
-def status(practice: Practice) -> dict | None:
+def status(practice: Workspace) -> dict | None:
     """The running mock as data (None when none runs): its kata, times and what is left."""
     mock = practice.running_mock()
     if mock is None:
@@ -143,7 +143,7 @@ def status(practice: Practice) -> dict | None:
             "file": practice.show_path(practice.learner_file(kata))}
 
 
-def choose(practice: Practice, kata: Kata | None, random: bool) -> Kata:
+def choose(practice: Workspace, kata: Kata | None, random: bool) -> Kata:
     """The kata of a new mock: ``kata``, or with ``random`` one not passed yet (any kata
     once every kata passes)."""
     if kata is not None:
@@ -153,7 +153,7 @@ def choose(practice: Practice, kata: Kata | None, random: bool) -> Kata:
     return practice.rng.choice(not_passed or list(registry.KATAS))
 
 
-def start(practice: Practice, kata: Kata, minutes: float | None = None) -> Outcome:
+def start(practice: Workspace, kata: Kata, minutes: float | None = None) -> Outcome:
     """Start a mock of ``kata`` for ``minutes`` (its target time by default): the learner's
     file, unless it is the untouched skeleton, is backed up and reset first (a front end
     asks before). Data: ``mock`` (as status gives it) and ``readme``, the README as a mock
@@ -187,7 +187,7 @@ def start(practice: Practice, kata: Kata, minutes: float | None = None) -> Outco
                        clock=mock["clock"], file=mock["file"])
 
 
-def abort(practice: Practice) -> Outcome:
+def abort(practice: Workspace) -> Outcome:
     """End the running mock without grading it; recorded as "aborted", with the status of
     the file as far as it is known without grading it."""
     mock = practice.running_mock()
@@ -211,7 +211,7 @@ def abort(practice: Practice) -> Outcome:
     return outcome
 
 
-def submit(practice: Practice) -> Outcome:
+def submit(practice: Workspace) -> Outcome:
     """Grade the running mock as it stands and record it; after the deadline it is recorded
     as "time ran out". ``ok`` only when it passes in time. Data: ``result`` (the KataResult)
     and ``record`` (the finished mock as stored)."""
@@ -245,7 +245,7 @@ def submit(practice: Practice) -> Outcome:
                     allowed=countdown(mock["minutes"] * 60))
 
 
-def expired(practice: Practice, grace: float = 0.0) -> dict | None:
+def expired(practice: Workspace, grace: float = 0.0) -> dict | None:
     """The running mock when it is past its deadline by more than ``grace`` seconds
     (whatever comes next hands it in; the room allows the page's own hand-in at 0:00 to
     save the editor first)."""

@@ -8,22 +8,22 @@ from graders.core import registry
 from graders.core.i18n import translate
 from graders.core.quizzes import CORRECT, QuizResult, marked, score_line
 from graders.core.registry import Kata
-from graders.practice.service import Practice
+from graders.practice.workspace import Workspace
 
 
-def questions(practice: Practice, kata: Kata) -> list:
+def questions(practice: Workspace, kata: Kata) -> list:
     """``kata``'s quiz questions (graders.core.quizzes.Question), numbered from 1."""
     practice.refuse_during_mock("refused.quiz")
     return list(registry.meta(kata).QUESTIONS)
 
 
-def asked(practice: Practice, kata: Kata) -> list[dict]:
+def asked(practice: Workspace, kata: Kata) -> list[dict]:
     """The questions as a page shows them: number, prompt (markdown), choices, format."""
     return [{"number": n, "prompt": translate(q.prompt), "choices": [translate(c) for c in q.choices],
              "format": q.answer_format} for n, q in enumerate(questions(practice, kata), start=1)]
 
 
-def mark(practice: Practice, kata: Kata, answers: dict) -> dict:
+def mark(practice: Workspace, kata: Kata, answers: dict) -> dict:
     """The marks of ``answers`` (question number as a string -> answer): each question's
     outcome and reasoning, the score line, and how many are right."""
     marks = []

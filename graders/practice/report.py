@@ -15,8 +15,8 @@ from graders.practice.common import (IDLE_GAP_S, best_status, countdown, duratio
                                      iso, mock_result, progress_line, progress_words,
                                      track_heading, tracks)
 from graders.practice import review
-from graders.practice.service import Practice
 from graders.practice.words import review_reason_word
+from graders.practice.workspace import Workspace
 
 
 def kata_summary(state: dict, kata: Kata, status_now: str) -> dict:
@@ -74,7 +74,7 @@ def practise_next(summaries: list[dict], state: dict, room: bool = False) -> lis
     return [item for bucket in buckets for item in bucket]
 
 
-def build_report(app: Practice, announce: Callable[[str], None]) -> dict:
+def build_report(app: Workspace, announce: Callable[[str], None]) -> dict:
     """The self-assessment as data. Progress counts every kata's status now, exactly as
     `kata list` does (a file changed since it was last graded is graded, ``announce``
     saying so); each kata's best status over all its attempts is reported beside it."""

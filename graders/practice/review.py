@@ -11,7 +11,8 @@ that); one passed with help, or after a failing check, starts the ladder again (
 day). What is due is computed from the state and today's date alone (pure functions, the
 clock injected), so the CLI and the room always agree. Starting a review changes the learner's files (a
 reset or a mock): that one action is :func:`graders.practice.reviewing.start`, above the
-service, so that this module imports none of the practice service's modules.
+workspace (whose grading ends a review here), so that this module imports none of the
+practice service's modules.
 
 State (``state["reviews"]``, kata name -> entry): ``{"step": n, "due": "YYYY-MM-DD",
 "reasons": [...], "started": epoch or None, "hints_at_start": n, "solution_at_start": bool,

@@ -11,10 +11,10 @@ from __future__ import annotations
 from graders.core.registry import Kata
 from graders.practice import files, mock, review
 from graders.practice.messages import Outcome
-from graders.practice.service import Practice
+from graders.practice.workspace import Workspace
 
 
-def start(practice: Practice, kata: Kata, *, as_mock: bool = False,
+def start(practice: Workspace, kata: Kata, *, as_mock: bool = False,
           minutes: float | None = None) -> Outcome:
     """Start a review of ``kata``: its file back to the skeleton (backed up first), or a mock
     interview of it (``as_mock``), and the review recorded as under way. Returns the

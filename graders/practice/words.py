@@ -38,9 +38,9 @@ SHARED_WORDS: Words = {
 
 
 def dropped_words(dropped: int) -> str:
-    """What a new backup removed (graders.practice.service bounds a kata's backups), as a
+    """What a new backup removed (graders.practice.workspace bounds a kata's backups), as a
     sentence after the one that names the backup; "" when nothing was removed."""
-    from graders.practice.service import MAX_BACKUP_BYTES, MAX_BACKUPS
+    from graders.practice.workspace import MAX_BACKUP_BYTES, MAX_BACKUPS
 
     if not dropped:
         return ""

@@ -65,8 +65,8 @@ from graders.frontends.cli.reset import cmd_reset, cmd_restore, cmd_solution
 from graders.frontends.cli.review import cmd_review
 from graders.frontends.cli.serve import cmd_serve
 from graders.frontends.cli.words import text
-from graders.practice.state import fresh_state  # noqa: F401
 from graders.frontends.cli.watch import cmd_watch
+from graders.practice import fresh_state  # noqa: F401
 
 ROOT_ENV_VAR = "KATA_ROOT"
 INSTALLED_ROOT = registry.REPO_ROOT  # the copy this command was installed from

@@ -16,9 +16,7 @@ from rich.markup import escape
 from graders.frontends import layout
 from graders.core.i18n import _
 from graders.core.results import KataResult
-from graders.practice import Practice
-from graders.practice.common import Said
-from graders.practice.messages import Message
+from graders.practice import Message, Practice, Said
 
 
 def watch_file(path: Path) -> Iterable:

@@ -1,5 +1,5 @@
-"""What every ``kata`` command shares: the service's words and errors
-(graders.practice.common, re-exported here), the terminal's console and the status colours."""
+"""What every ``kata`` command shares: the service's words and errors (from graders.practice,
+re-exported here), the terminal's console and the status colours."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import os
 from rich.console import Console
 from rich.markup import escape
 
-from graders.practice.common import *  # noqa: F401,F403 (the names the commands use)
-from graders.practice.common import (ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED,
-                                     progress_words)
-from graders.practice.common import _normalised  # noqa: F401
+from graders.core.results import ALL_PASSED, CORE_PASSED, FAILING, NOT_STARTED
+from graders.practice import (  # noqa: F401 (the names the commands use)
+    ABORTED, FILE_MISSING, FOLLOW_UPS_HEADING, FOLLOW_UPS_HEADINGS, STATE_DIR, TIME_RAN_OUT,
+    Refused, UsageError, difficulty_word, hint_level, hint_level_word, progress_line,
+    progress_words, resolve, track_heading, tracks)
 
 WIDE_ENOUGH_FOR_TITLES = 110  # `kata list` leaves the titles out of narrower terminals
 STATUS_STYLE = {NOT_STARTED: "dim", FAILING: "red", CORE_PASSED: "yellow", ALL_PASSED: "green"}

@@ -1,5 +1,5 @@
 """kata hint: the next rung of a kata's hint ladder, and the hint of its last mistake
-(graders.practice.hints does the work; this prints)."""
+(the practice service's hint methods do the work; this prints)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import textwrap
 from graders.core.i18n import _
 from graders.frontends.cli.app import App
 from graders.frontends.cli.common import hint_level_word, resolve
-from graders.practice.hints import last_mistake, reveal_next_hint, revealed, rung
 
 
 def cmd_hint(app: App, args: argparse.Namespace) -> int:
@@ -23,16 +22,16 @@ def cmd_hint(app: App, args: argparse.Namespace) -> int:
             return 0
         app.print(_("hints for {kata}, the first kata not passed yet", kata=kata.name), style="dim")
     if args.all:
-        level, exhausted = revealed(app, kata), False
+        level, exhausted = app.revealed_hints(kata), False
         if level == 0:
             app.print(_("No hints revealed for {kata} yet: kata hint {id} shows the first.",
                         kata=kata.name, id=kata.id))
         shown = range(1, level + 1)
     else:
-        level, exhausted = reveal_next_hint(app, kata)
+        level, exhausted = app.reveal_next_hint(kata)
         shown = range(level, level + 1)
     for number in shown:
-        step = rung(kata, number)
+        step = app.hint_rung(kata, number)
         app.heading(_("hint {number}/{total} ({level}) - {kata}", number=number, total=step["total"],
                       level=hint_level_word(step["level"]), kata=kata.name))
         if step["code"]:
@@ -42,7 +41,7 @@ def cmd_hint(app: App, args: argparse.Namespace) -> int:
     if exhausted:
         app.print("\n" + _("That was the last hint. Still stuck? kata solution {kata} (your "
                            "report will show it).", kata=kata.id))
-    mistake = last_mistake(app, kata)
+    mistake = app.last_mistake(kata)
     if mistake is not None:
         app.print("\n" + _("Your last attempt ({at}) made the mistake [{slug}]: {explanation}",
                            at=mistake["at"], slug=mistake["slug"],

@@ -1,7 +1,7 @@
 """kata mock: a timed mock interview - started from the skeleton with the README's
 follow-ups reduced to their questions, handed in (--submit), aborted (--abort), or handed in
-by any command once its time has run out (graders.practice.mock does the work; this asks
-and prints)."""
+by any command once its time has run out (the practice service's mock methods do the work;
+this asks and prints)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from graders.core.i18n import _, translate
 from graders.frontends.cli.app import App
 from graders.frontends.cli.common import UsageError, resolve
 from graders.frontends.cli.words import text
-from graders.practice import mock as mocks
-from graders.practice.mock import MINUTES_RANGE, minutes_allowed, questions_only  # noqa: F401
+from graders.practice import MINUTES_RANGE, minutes_allowed, questions_only  # noqa: F401
 
 
 def cmd_mock(app: App, args: argparse.Namespace) -> int:
@@ -38,14 +37,14 @@ def cmd_mock(app: App, args: argparse.Namespace) -> int:
     if not args.kata and not args.random:  # a bare `kata mock` only says how to start one
         app.print(how_to_start_a_mock())
         return 0
-    kata = mocks.choose(app, resolve(args.kata) if args.kata else None, args.random)
+    kata = app.choose_mock_kata(resolve(args.kata) if args.kata else None, args.random)
     path = app.learner_file(kata)
     if not app.is_untouched(kata) and not app.confirm(
             _("A mock starts from the skeleton: back up {file} and reset it?",
               file=app.show_path(path)), args.yes):
         app.print(_("No mock started."))
         return 1
-    started = mocks.start(app, kata, args.minutes)
+    started = app.start_mock(kata, args.minutes)
     *backed_up, ready = started.messages
     for said in backed_up:
         app.say(said)
@@ -68,8 +67,8 @@ def how_to_start_a_mock() -> str:
 
 
 def abort_mock(app: App) -> int:
-    """End the running mock without grading it (see graders.practice.mock.abort)."""
-    aborted, *advice = mocks.abort(app).messages
+    """End the running mock without grading it (see Practice.abort_mock)."""
+    aborted, *advice = app.abort_mock().messages
     app.say(aborted, style="bold")
     for said in advice:
         app.say(said)
@@ -77,7 +76,7 @@ def abort_mock(app: App) -> int:
 
 
 def show_running_mock(app: App, mock: dict) -> None:
-    view = mocks.status(app)
+    view = app.mock_status()
     app.print(_("mock interview of {kata}: {time} left (until {clock}); edit {file}, then kata "
                 "mock --submit", kata=view["kata"], time=view["left"], clock=view["clock"],
                 file=view["file"]), style="bold")
@@ -87,7 +86,7 @@ def submit_mock(app: App, console: Console | None = None) -> int:
     """Grade the running mock as it stands and record it; after the deadline it is recorded
     as "time ran out". Exit status 0 only when it passes in time."""
     console = console or app.console
-    handed_in = mocks.submit(app)
+    handed_in = app.submit_mock()
     app.render(handed_in.data["result"], console)
     console.print(f"\n{text(handed_in.messages[-1])}", style="bold", highlight=False)
     return 0 if handed_in.ok else 1
@@ -96,7 +95,7 @@ def submit_mock(app: App, console: Console | None = None) -> int:
 def settle_expired_mock(app: App, console: Console) -> bool:
     """A running mock past its deadline is handed in as it stands, whatever command runs.
     Returns whether there was one."""
-    mock = mocks.expired(app)
+    mock = app.expired_mock()
     if mock is None:
         return False
     console.print(_("Time ran out for the mock interview of {kata}: grading it as it stands.",

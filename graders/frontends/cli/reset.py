@@ -1,6 +1,6 @@
 """kata reset, kata restore and kata solution: the learner's file replaced (backed up
-first), brought back from a backup, or the reference shown (graders.practice.files does the
-work; these ask and print)."""
+first), brought back from a backup, or the reference shown (the practice service does the work;
+these ask and print)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ import argparse
 from graders.core.i18n import _
 from graders.frontends.cli.app import App
 from graders.frontends.cli.common import resolve
-from graders.practice import files
 
 
 def cmd_reset(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata)
-    untouched = files.already_skeleton(app, kata)
+    untouched = app.already_skeleton(kata)
     if untouched is not None:
         app.say(untouched)
         return 0
@@ -22,22 +21,22 @@ def cmd_reset(app: App, args: argparse.Namespace) -> int:
                          file=app.show_path(app.learner_file(kata))), args.yes):
         app.print(_("Nothing changed."))
         return 1
-    for said in files.reset(app, kata).messages:
+    for said in app.reset(kata).messages:
         app.say(said)
     return 0
 
 
 def cmd_restore(app: App, args: argparse.Namespace) -> int:
     kata = resolve(args.kata)
-    files.refuse_restore_during_mock(app, kata)
-    empty = files.no_backups(app, kata)
+    app.refuse_restore_during_mock(kata)
+    empty = app.no_backups(kata)
     if empty is not None:
         app.say(empty)
         return 1
     if args.list:
         app.print(_("backups of {file}, newest first (kata restore {kata} N brings number N "
                     "back):", file=app.show_path(app.learner_file(kata)), kata=kata.id))
-        for row in files.backup_list(app, kata):
+        for row in app.backup_list(kata):
             notes = ([_("latest")] if row["latest"] else []) + ([_("same as your file")]
                                                                 if row["same"] else [])
             lines = _("{count} lines", count=f"{row['lines']:>4}")
@@ -45,7 +44,7 @@ def cmd_restore(app: App, args: argparse.Namespace) -> int:
                       f"{row['path']}" + (f"  ({', '.join(notes)})" if notes else ""),
                       markup=False, plain=True)
         return 0
-    for said in files.restore(app, kata, args.backup).messages:
+    for said in app.restore(kata, args.backup).messages:
         app.say(said)
     return 0
 
@@ -57,7 +56,7 @@ def cmd_solution(app: App, args: argparse.Namespace) -> int:
                          "it.", kata=kata.name), args.yes):
         app.print(_("Not shown."))
         return 1
-    app.code(files.reveal_solution(app, kata))
+    app.code(app.reveal_solution(kata))
     app.print("\n" + _("Now close it and write it yourself: kata reset {kata}, or kata mock "
                        "{kata}.", kata=kata.id))
     return 0

@@ -8,17 +8,15 @@ import argparse
 from graders.core.i18n import _, sentences
 from graders.frontends.cli.app import App
 from graders.frontends.cli.common import resolve
-from graders.practice import review, reviewing
-from graders.practice.words import review_reason_word
+from graders.practice import review_reason_word
 
 
 def due_lines(app: App) -> list[str]:
     """One line per review due today, soonest first (what `kata list` ends with too)."""
-    today = review.today(app)
     return [_("{kata}: due {date} ({why}){started}", kata=r.kata.name, date=r.due.isoformat(),
               why=", ".join(review_reason_word(w) for w in r.reasons),
               started=_(", under way") if r.started else "")
-            for r in review.due(app.store.read(), today)]
+            for r in app.reviews_due()]
 
 
 def cmd_review(app: App, args: argparse.Namespace) -> int:
@@ -30,7 +28,7 @@ def cmd_review(app: App, args: argparse.Namespace) -> int:
                   kata=kata.name), args.yes):
             app.print(_("Nothing changed."))
             return 1
-        for said in reviewing.start(app, kata, as_mock=args.mock, minutes=args.minutes).messages:
+        for said in app.start_review(kata, as_mock=args.mock, minutes=args.minutes).messages:
             app.say(said)
         return 0
     state = app.store.read()
@@ -39,14 +37,14 @@ def cmd_review(app: App, args: argparse.Namespace) -> int:
         app.print(_("Due for review today:"), style="bold")
         for line in lines:
             app.print("  " + line, markup=False)
-        first = review.due(state, review.today(app))[0].kata
+        first = app.reviews_due(state)[0].kata
         app.print(_("Start one: kata review {kata} (add --mock for a timed one)", kata=first.id))
     else:
-        upcoming = review.schedule(state)
+        upcoming = app.review_schedule(state)
         app.print(sentences(_("Nothing is due for review today."), _(
             "Next: {kata} on {date}.", kata=upcoming[0].kata.name,
             date=upcoming[0].due.isoformat()) if upcoming else ""))
-    recurring = review.recurring_mistakes(state)
+    recurring = app.recurring_mistakes(state)
     if recurring:
         app.print("\n" + _("Mistakes across katas (topics to revisit):"), style="bold")
         for r in recurring:

@@ -15,7 +15,7 @@ from typing import Callable
 from graders.core.i18n import _
 from graders.frontends.serve import security
 from graders.frontends.serve.server import create_app
-from graders.practice.common import Refused
+from graders.practice import Refused
 
 # A redirect file the browser never opened is removed after this long anyway (it holds the
 # token): the address kata serve printed still works.

@@ -37,17 +37,11 @@ from graders.core.i18n import _, sentences, translate
 from graders.core.registry import Kata
 from graders.core.results import FAILING
 from graders.frontends.serve import running, security, verdicts, words
-from graders.practice import Practice, files, hints
-from graders.practice import mock as mocks
-from graders.practice import quiz as quizzes
-from graders.practice.common import (FILE_MISSING, TIME_RAN_OUT, Refused, UsageError, clock_time,
-                                     countdown,
-                                     difficulty_word, hint_level, hint_level_word, last_attempt,
-                                     outcome_word, progress_line, progress_words, resolve, tracks)
-from graders.practice import review, reviewing
-from graders.practice.report import build_report, report_markdown
-from graders.practice.words import dropped_words, review_reason_word
-from graders.practice.state import write_atomically
+from graders.practice import (FILE_MISSING, MINUTES_RANGE, TIME_RAN_OUT, Practice, Refused,
+                              UsageError, clock_time, countdown, difficulty_word, dropped_words,
+                              hint_level, hint_level_word, last_attempt, minutes_allowed,
+                              mock_readme, outcome_word, progress_line, progress_words, resolve,
+                              review_reason_word, tracks)
 from graders.frontends.serve.grading import grade_in_subprocess
 
 STATIC = Path(__file__).with_name("static")
@@ -169,7 +163,7 @@ class Room:
             raise Failure(409, _("{file} was changed on disk by another editor since the room "
                                  "loaded it", file=app.show_path(path)), disk=current)
         if data != path.read_bytes() if path.is_file() else True:
-            write_atomically(path, data)
+            app.write_file(kata, data)
         return {"sha": sha(data)}
 
 
@@ -196,7 +190,7 @@ def kata_summary(app: Practice, state: dict, kata: Kata, status: str) -> dict:
 
 
 def mock_view(app: Practice, now: float) -> dict | None:
-    mock = app.store.read()["mock"]
+    mock = app.running_mock()
     if mock is None:
         return None
     kata = registry.get(mock["kata"])
@@ -297,12 +291,12 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         """A mock past its deadline (and MOCK_GRACE_S: the page's own hand-in at 0:00 saves
         the editor first, and that save must land before) is handed in (graded) by the
         first request after it, under the room's lock; the others see it handed in."""
-        mock = mocks.expired(app, grace=MOCK_GRACE_S)
+        mock = app.expired_mock(grace=MOCK_GRACE_S)
         if mock is None:
             return
         with room.lock, room.kata_lock(registry.get(mock["kata"])):
-            if mocks.expired(app, grace=MOCK_GRACE_S) is not None:  # not handed in before this one
-                mocks.submit(app)
+            if app.expired_mock(grace=MOCK_GRACE_S) is not None:  # not handed in before this one
+                app.submit_mock()
 
     def home(app: Practice, _kata, _body, _request) -> dict:
         state = app.store.read()
@@ -319,21 +313,21 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             groups.append({"title": title, "katas": rows})
         upcoming = next((k.id for k in registry.KATAS if statuses[k.name] != "all passed"), None)
         state = app.store.read()  # with what was just graded
-        today = review.day(room.clock())
+        today = app.today()
         return {"tracks": groups, "progress": progress_line(statuses), "next": upcoming,
                 "mock": mock_view(app, room.clock()),
                 # the same reviews `kata review` lists (graders.practice.review decides)
                 "reviews_due": [{"id": r.kata.id, "name": r.kata.name, "due": r.due.isoformat(),
                                  "why": ", ".join(review_reason_word(w) for w in r.reasons),
-                                 "started": r.started} for r in review.due(state, today)],
-                "review_next": review_next(state, today),
+                                 "started": r.started} for r in app.reviews_due(state, today)],
+                "review_next": review_next(app, state, today),
                 "recurring": [{"slug": r.slug, "katas": [k.id for k in r.katas],
-                               "lesson": r.lesson} for r in review.recurring_mistakes(state)]}
+                               "lesson": r.lesson} for r in app.recurring_mistakes(state)]}
 
-    def review_next(state: dict, today) -> str | None:
+    def review_next(app: Practice, state: dict, today) -> str | None:
         """When nothing is due today: the next review, as `kata review` says it (None when
         none is scheduled, or when one is due)."""
-        upcoming = review.schedule(state)
+        upcoming = app.review_schedule(state)
         if not upcoming or upcoming[0].is_due(today):
             return None
         return _("Nothing is due for review today.") + " " + _(
@@ -351,7 +345,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             raise Failure(409, words.text(UsageError(key="mock.running", kata=running["kata"])))
         app.learner_file(kata)  # its own file, or a 403 before anything is backed up
         with room.kata_lock(kata):
-            outcome = reviewing.start(app, kata, as_mock=bool(body.get("mock")))
+            outcome = app.start_review(kata, as_mock=bool(body.get("mock")))
         return {"message": "\n".join(words.text(said) for said in outcome.messages),
                 "id": kata.id, "mock": mock_view(app, room.clock())}
 
@@ -364,7 +358,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         readme = app.readme(kata)
         source = readme.read_text(encoding="utf-8") if readme.is_file() else ""
         if mock and mock["kata"] == kata.name:
-            source = mocks.mock_readme(source)
+            source = mock_readme(source)
         return {**kata_summary(app, state, kata, app.known_status(state, kata) or ""),
                 "file": app.show_path(app.learner_file(kata)), "readme": verdicts.markdown(source),
                 "hints_total": len(kata.hints), "hints_used": hint_level(state, kata),
@@ -405,14 +399,14 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             kata, room.kata_file(app, kata), app.readme(kata).read_text(encoding="utf-8"))}
 
     def hint(app: Practice, kata: Kata, _body, _request) -> dict:
-        level, exhausted = hints.reveal_next_hint(app, kata)
-        rung = hints.rung(kata, level)
+        level, exhausted = app.reveal_next_hint(kata)
+        rung = app.hint_rung(kata, level)
         answer = {"level": level, "total": rung["total"], "exhausted": exhausted,
                   "heading": _("hint {number}/{total} ({level}) - {kata}", number=level,
                                total=rung["total"], level=hint_level_word(rung["level"]),
                                kata=kata.name),
                   "text": rung["text"], "code": rung["code"]}
-        mistake = hints.last_mistake(app, kata)
+        mistake = app.last_mistake(kata)
         if mistake is not None:
             answer["mistake"] = {key: mistake[key] for key in ("slug", "explanation", "hint")}
         return answer
@@ -429,27 +423,27 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
 
     def reset(app: Practice, kata: Kata, _body, _request) -> dict:
         room.kata_file(app, kata)
-        untouched = files.already_skeleton(app, kata)
-        message = words.text(untouched) if untouched else words.lines(files.reset(app, kata).messages)
+        untouched = app.already_skeleton(kata)
+        message = words.text(untouched) if untouched else words.lines(app.reset(kata).messages)
         return {"message": message, **room.read_file(app, kata)}
 
     def restore(app: Practice, kata: Kata, _body, _request) -> dict:
         room.kata_file(app, kata)
-        message = words.lines(files.restore(app, kata).messages)  # the latest backup
+        message = words.lines(app.restore(kata).messages)  # the latest backup
         return {"message": message, **room.read_file(app, kata)}
 
     def solution(app: Practice, kata: Kata, _body, _request) -> dict:
-        return {"solution": files.reveal_solution(app, kata),
+        return {"solution": app.reveal_solution(kata),
                 "message": _("Now close it and write it yourself: Reset, or a mock of {kata}.",
                              kata=kata.id)}
 
     def quiz_questions(app: Practice, kata: Kata, _body, _request) -> dict:
         return {"questions": [{**question, "prompt": verdicts.markdown(question["prompt"])}
-                              for question in quizzes.asked(app, kata)]}
+                              for question in app.quiz_questions(kata)]}
 
     def quiz_mark(app: Practice, kata: Kata, body: dict, _request) -> dict:
         answers = body.get("answers") if isinstance(body.get("answers"), dict) else {}
-        return quizzes.mark(app, kata, answers)
+        return app.quiz_mark(kata, answers)
 
     def mock_state(app: Practice, _kata, _body, _request) -> dict:
         return {"mock": mock_view(app, room.clock())}
@@ -457,9 +451,9 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
     def mock_start(app: Practice, _kata, body: dict, _request) -> dict:
         """A mock of the kata the body names (or a random one), in the room's words."""
         minutes = body.get("minutes")
-        if minutes is not None and not mocks.minutes_allowed(minutes):
+        if minutes is not None and not minutes_allowed(minutes):
             raise Failure(400, _("a mock interview takes {low} to {high} minutes",
-                                 low=mocks.MINUTES_RANGE[0], high=mocks.MINUTES_RANGE[1]))
+                                 low=MINUTES_RANGE[0], high=MINUTES_RANGE[1]))
         key = body.get("kata")
         if key is not None and not isinstance(key, str):
             raise Failure(400, _("no kata called {name}", name=repr(key)))
@@ -473,8 +467,8 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
             app.learner_file(kata)  # its own file, or a 403 before anything is backed up
         if running is None:  # a mock of the kata running already: shown, not started again
             with room.kata_lock(kata) if kata is not None else contextlib.nullcontext():
-                chosen = mocks.choose(app, kata, random=True)
-                mocks.start(app, chosen, float(minutes) if minutes is not None else None)
+                chosen = app.choose_mock_kata(kata, random=True)
+                app.start_mock(chosen, float(minutes) if minutes is not None else None)
         mock = mock_view(app, room.clock())
         return {"message": _("mock interview of {kata}: {time} (until {clock}). Edit the file, "
                              "then press Hand in; no hints and no solution until then.",
@@ -486,7 +480,7 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
         state = app.store.read()
         if state["mock"] is not None:
             with room.kata_lock(registry.get(state["mock"]["kata"])):
-                message = words.text(mocks.submit(app).messages[-1])
+                message = words.text(app.submit_mock().messages[-1])
         elif not (state["mocks"] and state["mocks"][-1].get("outcome") == TIME_RAN_OUT):
             raise Failure(400, words.text(UsageError(key="mock.none_to_submit")))
         else:  # its time ran out, and this request (or one before it) handed it in
@@ -499,10 +493,10 @@ def create_app(root: Path, token: str, *, port: int = 8765, grader: Callable | N
                 "verdict": verdicts.verdict(result) if result else None}
 
     def mock_abort(app: Practice, _kata, _body, _request) -> dict:
-        return {"message": sentences(*(words.text(said) for said in mocks.abort(app).messages))}
+        return {"message": sentences(*(words.text(said) for said in app.abort_mock().messages))}
 
     def report(app: Practice, _kata, _body, _request) -> dict:
-        text = report_markdown(build_report(app, lambda note: None), room=True).strip()
+        text = app.report_markdown(app.report(lambda note: None)).strip()
         return {"markdown": text, "html": verdicts.markdown(text)}
 
     def page(request: Request) -> Response:

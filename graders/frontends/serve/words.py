@@ -5,9 +5,7 @@ names commands. A refusal in the room is the room's own."""
 from __future__ import annotations
 
 from graders.core.i18n import _
-from graders.practice.common import Said
-from graders.practice.messages import Message
-from graders.practice.words import SHARED_WORDS, Words, worded
+from graders.practice import SHARED_WORDS, Message, Said, Words, worded
 
 WORDS: Words = {
     **SHARED_WORDS,
