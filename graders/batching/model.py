@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from graders.core.i18n import _
+from graders.twins.attention import dense
 
 VOCAB, WIDTH, MAX_POSITIONS = 24, 16, 96
 
@@ -46,8 +47,8 @@ def segment_row(cache: list[Tensor], ids: list[int], positions: list[int]) -> Te
         cache[0], cache[1] = torch.cat([cache[0], keys]), torch.cat([cache[1], values])
     else:
         cache[:] = [keys, values]
-    q = x[-1] @ w["wq"]
-    attended = torch.softmax(cache[0] @ q / math.sqrt(WIDTH), -1) @ cache[1]
+    q = x[-1:] @ w["wq"]  # the last token's query only: (1, WIDTH)
+    attended = dense(q, cache[0], cache[1])[0]
     return torch.tanh(x[-1] + attended) @ w["out"]
 
 

@@ -8,13 +8,12 @@ suspects a check tries on a mismatch. The skewed batch of the no-padding rule is
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
 from graders.core.inputs import randn
 from graders.core.mistakes import Suspect
+from graders.twins.attention import dense
 
 # A switch of the reference -> the catalogued mistake it reproduces.
 ATTENTION_MISTAKES = {
@@ -35,29 +34,28 @@ def bounds(cu: Tensor) -> list[int]:
 def varlen(q: Tensor, k: Tensor, v: Tensor, cu_q: Tensor, cu_k: Tensor, causal: bool = False,
            mistake: str | None = None) -> Tensor:
     """softmax(q kᵀ / sqrt(d) + mask) v per segment and head, in q's dtype (float64 inside)."""
-    dtype = q.dtype
-    q, k, v = q.double(), k.double(), v.double()
-    scale = 1.0 if mistake == "no-scale" else 1.0 / math.sqrt(q.shape[-1])
-    if mistake and mistake.startswith("pack-"):
-        scores = torch.einsum("ahd,bhd->hab", q, k) * scale
-        t_q, t_k = q.shape[0], k.shape[0]
-        if causal and mistake != "pack-full":
-            diagonal = 0 if mistake == "pack-causal-top-left" else t_k - t_q
-            allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(diagonal)
-            scores = scores.masked_fill(~allowed, float("-inf"))
-        return torch.einsum("hab,bhd->ahd", scores.softmax(-1), v).to(dtype)
+    scale = 1.0 if mistake == "no-scale" else None
+    if mistake and mistake.startswith("pack-"):  # the whole pack as one segment
+        offset = 0 if mistake == "pack-causal-top-left" else None
+        return segment(q, k, v, scale, causal and mistake != "pack-full", offset).to(q.dtype)
     cq, ck = bounds(cu_q), bounds(cu_k)
     parts = []
     for j in range(len(cq) - 1):
-        qs, ks, vs = q[cq[j]:cq[j + 1]], k[ck[j]:ck[j + 1]], v[ck[j]:ck[j + 1]]
-        n, m = qs.shape[0], ks.shape[0]
-        scores = torch.einsum("ahd,bhd->hab", qs, ks) * scale
-        if causal and mistake != "no-causal":
-            diagonal = {"top-left": 0, "flipped": n - m}.get(mistake, m - n)
-            allowed = torch.ones(n, m, dtype=torch.bool, device=q.device).tril(diagonal)
-            scores = scores.masked_fill(~allowed, float("-inf"))
-        parts.append(torch.einsum("hab,bhd->ahd", scores.softmax(-1), vs))
-    return torch.cat(parts).to(dtype)
+        n, m = cq[j + 1] - cq[j], ck[j + 1] - ck[j]
+        offset = {"top-left": 0, "flipped": n - m}.get(mistake or "")  # None: m - n, right
+        parts.append(segment(q[cq[j]:cq[j + 1]], k[ck[j]:ck[j + 1]], v[ck[j]:ck[j + 1]], scale,
+                             causal and mistake != "no-causal", offset))
+    return torch.cat(parts).to(q.dtype)
+
+
+def segment(q: Tensor, k: Tensor, v: Tensor, scale: float | None, causal: bool,
+            offset: int | None) -> Tensor:
+    """One segment's attention, q (n, h, d) over k, v (m, h, d): (n, h, d) in float64. A
+    query with every key blocked (only the flipped mask blocks one) gets NaN, as a plain
+    softmax gives."""
+    out = dense(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), scale=scale,
+                causal=causal, offset=offset, zero_blocked_rows=False)
+    return out.transpose(0, 1)
 
 
 def attention_suspects(q: Tensor, k: Tensor, v: Tensor, cu_q: Tensor, cu_k: Tensor,

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graders.core.inputs import randomize_
+from graders.twins.attention import causal_blocked, dense
 
 
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")
@@ -47,7 +48,7 @@ def twin_params(state: dict[str, Tensor]) -> dict[str, Tensor]:
 
 def causal_mask(length: int, device: torch.device | str) -> Tensor:
     """bool (length, length), True above the diagonal: blocked (PyTorch's convention)."""
-    return torch.ones(length, length, dtype=torch.bool, device=device).triu(diagonal=1)
+    return causal_blocked(length, length, device=device)
 
 
 def pytorch_full(twin: nn.MultiheadAttention, x: Tensor,
@@ -97,12 +98,8 @@ def chunk_reference(state: dict[str, Tensor], x: Tensor, start: int, num_heads: 
     q = split_heads(project(state, "q_proj", x[:, start:]), num_heads, wrong_split)
     k = split_heads(project(state, "k_proj", x), num_heads, wrong_split)
     v = split_heads(project(state, "v_proj", x), num_heads, wrong_split)
-    offset = {"shifted": start, "top-left": 0, "none": None}[mask]
-    scores = q @ k.transpose(-2, -1) / math.sqrt(embed // num_heads)
-    if offset is not None:
-        blocked = torch.ones(t, n, dtype=torch.bool, device=x.device).triu(diagonal=offset + 1)
-        scores = scores.masked_fill(blocked, float("-inf"))
-    attended = torch.softmax(scores, dim=-1) @ v
+    attended = dense(q, k, v, causal=mask != "none", offset=0 if mask == "top-left" else start
+                     ).to(q.dtype)
     if heads in ("merge", "both"):
         return project(state, "out_proj", attended.reshape(b, t, embed))
     return project(state, "out_proj", attended.transpose(1, 2).reshape(b, t, embed))

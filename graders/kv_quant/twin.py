@@ -5,10 +5,10 @@ inputs and name it by matching.
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
+
+from graders.twins.attention import dense
 
 # quantize switches -> slug
 QUANTIZE_MISTAKES: dict[str, str] = {
@@ -138,7 +138,8 @@ def unpack_int4(packed: Tensor, mistake: str | None = None) -> Tensor:
 
 def cached_attention(q: Tensor, k: Tensor, v: Tensor, bits: int = 8,
                      mistake: str | None = None) -> Tensor:
-    """Attention of the last t_q positions over k, v (b, h, s, d) quantised per token."""
+    """Attention of the last t_q positions, q (b, h, t_q, d), over k, v (b, h, s, d)
+    quantised per token: (b, h, t_q, d) in q's dtype (the attention in float64)."""
     dt = q.dtype
     w = work_dtype(dt)
     kc, ks = quantize(k, -1, bits)
@@ -165,17 +166,8 @@ def cached_attention(q: Tensor, k: Tensor, v: Tensor, bits: int = 8,
         qc, qs = quantize(q, -1, bits)
         q = dequantize(qc, qs, dt)
     if mistake == "key-scale-after-softmax":
-        kk = kc.to(w).to(dt)
-    t, s = q.size(-2), kk.size(-2)
-    scores = q @ kk.transpose(-2, -1) / math.sqrt(q.size(-1))
-    if mistake == "mask-top-left":
-        blocked = torch.ones(t, s, dtype=torch.bool).triu(diagonal=1)
-    elif mistake == "no-mask":
-        blocked = torch.zeros(t, s, dtype=torch.bool)
-    else:
-        blocked = torch.ones(t, s, dtype=torch.bool).triu(diagonal=s - t + 1)
-    scores = scores.masked_fill(blocked.to(q.device), float("-inf"))
-    probs = torch.softmax(scores, dim=-1)
-    if mistake == "key-scale-after-softmax":
-        probs = probs * ks.to(dt).transpose(-2, -1)
-    return probs @ vv
+        # The weights times each key's scale, w_ij · ks_j, are the softmax's weights over
+        # values scaled per key: (w · ksᵀ) vv = w (ks · vv).
+        kk, vv = kc.to(w).to(dt), vv * ks.to(dt)
+    return dense(q, kk, vv, causal=mistake != "no-mask",
+                 offset=0 if mistake == "mask-top-left" else None).to(dt)

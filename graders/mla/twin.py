@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 
 from graders.core.inputs import generator
+from graders.twins.attention import dense
 from graders.twins.rope import inv_frequencies
 
 
@@ -188,12 +189,9 @@ def forward(state: dict[str, Tensor], cfg: Config, x: Tensor, s: int, absorbed: 
         k_all = torch.cat([k_nope, k_r], -1)
     scale = {"scale-dn": d_n, "scale-dv": d_v, "scale-latent": r + d_r, "no-scale": 1}.get(
         mistake, d_qk) ** -0.5
-    scores = torch.einsum("bthd,bshd->bhts", q_all, k_all) * scale
-    if mistake != "mask-none":
-        offset = 0 if mistake == "mask-top-left" else s
-        blocked = torch.ones(t, n, dtype=torch.bool).triu(diagonal=offset + 1)
-        scores = scores.masked_fill(blocked, float("-inf"))
-    o = torch.einsum("bhts,bshv->bthv", torch.softmax(scores, -1), v).reshape(b, t, h * d_v)
+    o = dense(q_all.transpose(1, 2), k_all.transpose(1, 2), v.transpose(1, 2), scale=scale,
+              causal=mistake != "mask-none", offset=0 if mistake == "mask-top-left" else s)
+    o = o.transpose(1, 2).reshape(b, t, h * d_v)
     out = o @ st["o_proj.weight"].T
     if mistake == "kv-norm-before-cache":
         c_kv = latent

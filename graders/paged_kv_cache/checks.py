@@ -35,7 +35,8 @@ from graders.paged_kv_cache.scenarios import (
     run,
     twin_trace,
 )
-from graders.paged_kv_cache.twin import ATTENTION_MISTAKES, paged_reference, slug_of
+from graders.paged_kv_cache.twin import (ATTENTION_MISTAKES, paged_reference, sequence_attention,
+                                         slug_of)
 
 __all__ = [
     "test_placement_and_lazy_allocation",
@@ -361,16 +362,10 @@ def test_decode_loop_equals_dense_attention(impl: Implementation) -> None:
         q = randn(len(names), h, d, seed=300 + step)
         got = impl.call(attend, q, cache.k_cache, cache.v_cache, block_tables, seq_lens,
                         what="paged_attention", on=on)
-        want = torch.stack([_dense(q[i], *keys[n]) for i, n in enumerate(names)])
+        want = torch.stack([sequence_attention(q[i], *keys[n])
+                            for i, n in enumerate(names)]).to(q.dtype)
         expect_close(got, want, _("decode step {step}: the output against dense attention",
                                   step=step + 1), on)
-
-
-def _dense(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
-    group = q.size(0) // k.size(1)
-    k, v = k.double().repeat_interleave(group, 1), v.double().repeat_interleave(group, 1)
-    scores = torch.einsum("hd,nhd->hn", q.double(), k) / math.sqrt(q.size(-1))
-    return torch.einsum("hn,nhd->hd", scores.softmax(-1), v).to(q.dtype)
 
 
 # ------------------------------------------------------------------------- follow-ups

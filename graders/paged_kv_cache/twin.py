@@ -15,6 +15,8 @@ import math
 import torch
 from torch import Tensor
 
+from graders.twins.attention import dense
+
 
 class OutOfBlocksError(RuntimeError):
     pass
@@ -175,27 +177,34 @@ def paged_reference(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_tables: T
     ``mistake`` one of ATTENTION_MISTAKES (a slug, or "slug/variant": /one-length reads
     max(seq_lens) positions of every sequence, its padding entries included; /keys and
     /values tile one of the two only)."""
-    b, h, d = q.shape
     size, out = k_cache.size(1), []
-    for i in range(b):
+    for i in range(q.size(0)):
         n = int(seq_lens[i])
         if mistake == "stale-slots-read/one-length":  # the longest length for every sequence
             n = int(seq_lens.max())
         blocks = block_tables[i, :math.ceil(n / size)].long()
         if mistake == "stale-slots-read":
             n = len(blocks) * size
-        k = k_cache[blocks].flatten(0, 1)[:n].double()
-        v = v_cache[blocks].flatten(0, 1)[:n].double()
-        group = h // k.size(1)
-        tile_k = mistake in ("kv-heads-tiled", "kv-heads-tiled/keys")
-        tile_v = mistake in ("kv-heads-tiled", "kv-heads-tiled/values")
-        k = k.repeat(1, group, 1) if tile_k else k.repeat_interleave(group, dim=1)
-        v = v.repeat(1, group, 1) if tile_v else v.repeat_interleave(group, dim=1)
-        scores = torch.einsum("hd,nhd->hn", q[i].double(), k)
-        if mistake != "missing-scale":
-            scores = scores / math.sqrt(d)
-        out.append(torch.einsum("hn,nhd->hd", scores.softmax(dim=-1), v))
+        k = k_cache[blocks].flatten(0, 1)[:n]
+        v = v_cache[blocks].flatten(0, 1)[:n]
+        out.append(sequence_attention(q[i], k, v, 1.0 if mistake == "missing-scale" else None,
+                                      TILED.get(mistake or "", "interleave")))
     return torch.stack(out).to(q.dtype)
+
+
+# The kv-heads-tiled switches -> the kv_layout of twins.heads they stand for.
+TILED = {"kv-heads-tiled": "tile", "kv-heads-tiled/keys": "tile-k",
+         "kv-heads-tiled/values": "tile-v"}
+
+
+def sequence_attention(q: Tensor, k: Tensor, v: Tensor, scale: float | None = None,
+                       kv_layout: str = "interleave") -> Tensor:
+    """One sequence's decode attention: q (h, d) over its keys and values k, v (n, kv_heads,
+    d) as the cache lays them out, query head j reading kv head j // (h / kv_heads);
+    (h, d) in float64."""
+    group = q.size(0) // k.size(1)
+    return dense(q[:, None], k.transpose(0, 1), v.transpose(0, 1), scale=scale, group=group,
+                 kv_layout=kv_layout)[:, 0]
 
 
 ATTENTION_MISTAKES = ("kv-heads-tiled", "kv-heads-tiled/keys", "kv-heads-tiled/values",

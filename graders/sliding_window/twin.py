@@ -6,16 +6,14 @@ its own cache positions (the suspects they yield).
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from graders.core.mistakes import Suspect
+from graders.twins.attention import dense
 
-
-NEG_INF = float("-inf")
 
 # Each mistake of the mask as the set of (query, key) pairs it allows: (slug, rule).
 # The rules take i (n, 1) queries, j (1, n) keys, W window, S num_sinks.
@@ -65,11 +63,8 @@ def dense_attention(q: Tensor, k: Tensor, v: Tensor, counts: Tensor,
                     scale: float | None = None) -> Tensor:
     """softmax over the keys with weight counts[i, j] (0 = blocked), float64 on the CPU;
     a query with no key gets zeros."""
-    q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
-    scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
-    scores = q64 @ k64.transpose(-2, -1) * scale + counts.log()  # log 0 = -inf: blocked
-    weights = torch.softmax(scores, dim=-1).nan_to_num(nan=0.0)
-    return weights @ v64
+    q, k, v = (t.detach().cpu() for t in (q, k, v))
+    return dense(q, k, v, counts.log(), scale)  # log 0 = -inf: blocked; log 2: counted twice
 
 
 def expected_attention(q: Tensor, k: Tensor, v: Tensor, window: int, num_sinks: int) -> Tensor:
@@ -126,7 +121,6 @@ def key_set_mistake(got: HashableTensor, q, k, v, window: int, num_sinks: int) -
         return None
     q64, k64, v64 = (t.detach().to("cpu", torch.float64) for t in (q, k, v))
     out64 = out.detach().to("cpu", torch.float64)
-    scores = q64 @ k64.transpose(-2, -1) / math.sqrt(q.size(-1))  # (b, h, n, n)
     keys = torch.arange(n)
     candidates = [(lo, hi, s) for lo in range(n) for hi in range(lo, n)
                   for s in range(min(num_sinks, n) + 1)]
@@ -137,8 +131,8 @@ def key_set_mistake(got: HashableTensor, q, k, v, window: int, num_sinks: int) -
         # The ranges, and each range less the keys query i may see (the mask read inverted).
         inverted = sets & ~allowed[i]
         row_sets = torch.cat([sets, inverted[inverted.any(-1)]])
-        row = scores[..., i:i + 1, :].masked_fill(~row_sets, NEG_INF)  # (b, h, C, n)
-        outputs = torch.softmax(row, dim=-1) @ v64  # (b, h, C, d)
+        # Query i against each set (C, n) at once: (b, h, C, d).
+        outputs = dense(q64[..., i:i + 1, :], k64, v64, ~row_sets)
         fits = torch.isclose(outputs, out64[..., i:i + 1, :], rtol=1e-3, atol=1e-4).all(-1)
         fits = fits.flatten(0, -2).all(0)  # (C,)
         right = set(allowed[i].nonzero().flatten().tolist())

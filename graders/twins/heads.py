@@ -16,8 +16,14 @@ KV_LAYOUTS = {"interleave": "", "tile": "kv", "tile-k": "k", "tile-v": "v"}
 
 def expand_kv_heads(k: Tensor, v: Tensor, group: int,
                     kv_layout: str = "interleave") -> tuple[Tensor, Tensor]:
-    """k, v (b, kv_heads, n, d) -> (b, kv_heads * group, n, d), laid out as ``kv_layout``."""
+    """k, v (..., kv_heads, n, d) -> (..., kv_heads * group, n, d), laid out as
+    ``kv_layout`` (the heads are the third dimension from the end: (b, kv_heads, n, d) in
+    kata 13, (kv_heads, n, d) for one sequence of kata 22)."""
     tiled = KV_LAYOUTS[kv_layout]
-    k = k.repeat(1, group, 1, 1) if "k" in tiled else k.repeat_interleave(group, dim=1)
-    v = v.repeat(1, group, 1, 1) if "v" in tiled else v.repeat_interleave(group, dim=1)
+
+    def tile(x: Tensor) -> Tensor:
+        return x.repeat(*([1] * (x.dim() - 3)), group, 1, 1)
+
+    k = tile(k) if "k" in tiled else k.repeat_interleave(group, dim=-3)
+    v = tile(v) if "v" in tiled else v.repeat_interleave(group, dim=-3)
     return k, v
