@@ -34,6 +34,15 @@ def construct(impl: Implementation, cls_name: str, args: tuple, kwargs: dict, wh
     return expect_module(module, what)
 
 
+def new_layer(impl: Implementation, args: Any, dtype=torch.float32,
+              device: str | torch.device = "cpu", *, name: str) -> nn.Module:
+    """The learner's layer ``name`` (TransformerEncoderLayer, TransformerDecoderLayer) built
+    with ``args`` (a graders.twins.layers.LayerArgs: d_model, nhead, kwargs(), call_text()),
+    in ``dtype`` on ``device``."""
+    layer = construct(impl, name, (args.d_model, args.nhead), args.kwargs(), args.call_text())
+    return layer.to(device=device, dtype=dtype)
+
+
 def expect_state_dict(impl: Implementation, module: nn.Module, expected: dict[str, tuple],
                       what: str, unexpected: str | None = None, names: str | None = None) -> None:
     """The module's state dict holds exactly ``expected``'s keys, with those shapes, and its

@@ -13,6 +13,7 @@ from graders.core.i18n import N_, _
 from graders.core.compare import MISTAKE_SLACK, StateDictDiff, expect_tensor, tolerance
 from graders.core.implementation import Implementation
 from graders.core.inputs import grads_of, weighted_sum
+from graders.core import modules
 from graders.core.mistakes import identify
 from graders.core.report import GradingFailure, mistake_lines, verdict
 from graders.twins import layers
@@ -115,7 +116,7 @@ def _probe_memory_use(impl: Implementation, module: nn.Module, state: dict[str, 
     return "unregistered" if reads_without_self_attn else "self_attn"
 
 
-new_layer = partial(layers.new_layer, name="TransformerDecoderLayer")
+new_layer = partial(modules.new_layer, name="TransformerDecoderLayer")
 layer_twin = partial(layers.layer_twin, twin=nn.TransformerDecoderLayer)
 
 

@@ -29,6 +29,7 @@ from graders.core.implementation import Implementation
 from graders.core.inputs import drawn_cases, grads_of, leaf_copies, randomize_, weighted_sum
 from graders.core.report import describe_inputs, describe_value, verdict, title
 from graders.twins import layers
+from graders.core import modules
 from graders.core.modules import differs_on_rerun, expect_module, learner_grads, matched_params
 from graders.twins.layers import silu_like, LayerArgs, quiet_mask_types, sequence
 from graders.encoder_layer.twin import (
@@ -72,7 +73,7 @@ def load_twin_state(impl: Implementation, module: nn.Module, twin: nn.Module, wh
     impl.call(module.load_state_dict, ours, what=f"{what}.load_state_dict", on=on)
 
 
-new_layer = partial(layers.new_layer, name="TransformerEncoderLayer")
+new_layer = partial(modules.new_layer, name="TransformerEncoderLayer")
 layer_twin = partial(layers.layer_twin, twin=nn.TransformerEncoderLayer)
 
 

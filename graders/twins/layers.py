@@ -1,7 +1,8 @@
 """What the graders of the layer katas share (06 encoder_layer, 08 decoder_layer,
 09 transformer): an encoder layer's constructor arguments, activations, masks merged into
-one additive mask, the input sequences, the learner's layer and PyTorch's twin. The learner's
-module, its gradients and the dropout-in-eval suspect: graders.core.modules."""
+one additive mask, the input sequences and PyTorch's twin. The learner's side (its layer
+built, its gradients, the dropout-in-eval suspect) is graders.core.modules': twins/ holds
+references only."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graders.core.implementation import Implementation
 from graders.core.inputs import randn, randomize_
-from graders.core.modules import construct
 from graders.twins.reference import additive_mask
 
 
@@ -121,14 +120,6 @@ def sequence(args: LayerArgs, length: int, b: int, seed: int, dtype=torch.float3
     or memory."""
     shape = (b, length, args.d_model) if args.batch_first else (length, b, args.d_model)
     return randn(*shape, seed=seed, dtype=dtype, device=device)
-
-
-def new_layer(impl: Implementation, args: LayerArgs, dtype=torch.float32,
-              device: str | torch.device = "cpu", *, name: str) -> nn.Module:
-    """The learner's layer ``name`` (TransformerEncoderLayer, TransformerDecoderLayer), built
-    with ``args``, in ``dtype`` on ``device``."""
-    layer = construct(impl, name, (args.d_model, args.nhead), args.kwargs(), args.call_text())
-    return layer.to(device=device, dtype=dtype)
 
 
 def layer_twin(args: LayerArgs, seed: int, dtype=torch.float32,
