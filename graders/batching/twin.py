@@ -28,6 +28,8 @@ ATTENTION_MISTAKES = {
 
 
 def bounds(cu: Tensor) -> list[int]:
+    """cu_seqlens (num_seqs + 1,) int -> its offsets as Python ints: sequence i is rows
+    bounds[i]:bounds[i + 1] of the packed tensor."""
     return [int(x) for x in cu.tolist()]
 
 

@@ -36,7 +36,7 @@ ROUTER_RTOL = 1e-5  # float64 with a float32 router softmax (see the module docs
 MIN_MARGIN = 2e-3
 
 
-def seeded_state(cfg: Config, x_shape: tuple[int, int], seed: int) -> tuple[dict, Tensor]:
+def twin_state_and_input(cfg: Config, x_shape: tuple[int, int], seed: int) -> tuple[dict, Tensor]:
     """Weights and an input (float64) whose routing keeps the top_k margin (seeds tried in
     order from ``seed``: deterministic)."""
     for attempt in range(seed, seed + 200):
@@ -49,7 +49,9 @@ def seeded_state(cfg: Config, x_shape: tuple[int, int], seed: int) -> tuple[dict
     raise AssertionError("no routing with a margin")  # pragma: no cover
 
 
-def build(impl: Implementation, cfg: Config, state: dict, dtype=torch.float64) -> nn.Module:
+def learner_moe(impl: Implementation, cfg: Config, state: dict, dtype=torch.float64) -> nn.Module:
+    """The learner's SparseMoeBlock for ``cfg``, loaded with the twin's ``state`` (Mixtral's
+    names), in ``dtype``."""
     kwargs = {"top_k": cfg.top_k}
     if not cfg.norm_topk_prob:
         kwargs["norm_topk_prob"] = False
@@ -90,8 +92,8 @@ def check_forward(impl: Implementation, cfg: Config, b: int, n: int, seed: int,
                   dtype=torch.float64, state=None, x64=None) -> list[list[Tensor]]:
     """Output and router logits against the twin; returns the experts' recorded calls."""
     if state is None:
-        state, x64 = seeded_state(cfg, (b, n), seed)
-    module = build(impl, cfg, state, dtype)
+        state, x64 = twin_state_and_input(cfg, (b, n), seed)
+    module = learner_moe(impl, cfg, state, dtype)
     x = x64.to(dtype)
     on = _("{inputs} with {module}", inputs=describe_inputs(x=x), module=cfg.name())
     out, logits, calls = forward_with_hooks(impl, module, x.clone(), on)
@@ -107,8 +109,8 @@ def check_forward(impl: Implementation, cfg: Config, b: int, n: int, seed: int,
 
 def check_dispatch(impl: Implementation, cfg: Config, b: int, n: int, seed: int) -> None:
     """Every expert called at most once, on exactly its routed and kept rows."""
-    state, x64 = seeded_state(cfg, (b, n), seed)
-    module = build(impl, cfg, state)
+    state, x64 = twin_state_and_input(cfg, (b, n), seed)
+    module = learner_moe(impl, cfg, state)
     on = _("{inputs} with {module}", inputs=describe_inputs(x=x64), module=cfg.name())
     _out, _logits, calls = forward_with_hooks(impl, module, x64.clone(), on)
     tokens = x64.reshape(b * n, cfg.dim)
@@ -210,7 +212,7 @@ def test_expert(impl):
 def test_state_dict(impl):
     """gate.weight and experts.{i}.w1/w2/w3.weight, loaded with strict=True."""
     for cfg in (Config(8, 12, 4), Config(6, 10, 8, top_k=1)):
-        build(impl, cfg, twin.random_state(cfg, 1))
+        learner_moe(impl, cfg, twin.random_state(cfg, 1))
 
 
 @pytest.mark.core
@@ -317,8 +319,8 @@ def test_gradients(impl):
     from graders.core.compare import expect_grads_close
 
     for cfg, seed in ((Config(6, 8, 4, top_k=2), 120), (Config(6, 8, 4, top_k=1, norm_topk_prob=False), 130)):
-        state, x64 = seeded_state(cfg, (2, 3), seed)
-        module = build(impl, cfg, state)
+        state, x64 = twin_state_and_input(cfg, (2, 3), seed)
+        module = learner_moe(impl, cfg, state)
         x = x64.clone().requires_grad_(True)
         on = _("{inputs} with {module}", inputs=describe_inputs(x=x64), module=cfg.name())
         out, _logits, _calls = forward_with_hooks(impl, module, x, on)
