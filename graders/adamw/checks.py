@@ -10,6 +10,7 @@ function, PyTorch's and the twin's.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from typing import Any, Callable
@@ -132,8 +133,16 @@ def twin_suspects(training: Training) -> list[Suspect]:
         idle.update(STATE)
     if training.resume_at is None:
         idle.add("own-attributes")
-    return [Suspect(slug, predict=lambda m=m: train(training, twin_hooks(m)).trajectory)
+    return [Suspect(slug, predict=lambda m=m: twin_trajectory(training, m))
             for m, slug in twin.ADAMW_MISTAKES.items() if m not in idle]
+
+
+@functools.lru_cache(maxsize=64)
+def twin_trajectory(training: Training, mistake: str) -> Tensor:
+    """The twin's whole run with ``mistake``, (steps, P) float64. It depends on nothing but
+    the two (the net, batches and learning rates are seeded), so a process that grades again
+    (a notebook's kernel, the self-tests) trains each one once; read-only."""
+    return train(training, twin_hooks(mistake)).trajectory
 
 
 def fmt(value: float) -> str:
