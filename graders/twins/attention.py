@@ -73,8 +73,9 @@ def dense(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None,
     k_len, v_dim), heads = kv_heads * group: query head j reads kv head j // group
     (``repeat_interleave``, kata 13), or with ``kv_layout`` "tile", "tile-k" or "tile-v"
     (:data:`graders.twins.heads.KV_LAYOUTS`) kv head j % kv_heads for both, the keys or
-    the values; with group 1 the heads dimension may be left out (q (q_len, head_dim)). mask bool (True = blocked) or float (added), broadcastable to (..., heads,
-    q_len, k_len). causal: also block the keys after each query, aligned by ``offset``
+    the values; with group 1 the heads dimension may be left out (q (q_len, head_dim)).
+    mask bool (True = blocked) or float (added), broadcastable to (..., heads, q_len,
+    k_len). causal: also block the keys after each query, aligned by ``offset``
     (see :func:`causal_blocked`). scale None: 1/sqrt(head_dim). zero_blocked_rows False:
     a fully blocked query gives NaN, as a plain softmax does.
 
