@@ -137,11 +137,12 @@ def twin_suspects(training: Training) -> list[Suspect]:
             for m, slug in twin.ADAMW_MISTAKES.items() if m not in idle]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.cache
 def twin_trajectory(training: Training, mistake: str) -> Tensor:
     """The twin's whole run with ``mistake``, (steps, P) float64. It depends on nothing but
     the two (the net, batches and learning rates are seeded), so a process that grades again
-    (a notebook's kernel, the self-tests) trains each one once; read-only."""
+    (a notebook's kernel, the self-tests) trains each one once; read-only. Unbounded but
+    small: the checks' five trainings times the twin's mistakes, 50 KB a run."""
     return train(training, twin_hooks(mistake)).trajectory
 
 
