@@ -274,11 +274,10 @@ def sync_skeleton(root: Path, name: str, file: str) -> str | None:
                 / PRISTINE_SKELETON)
     if not (pristine.is_file() and learner.is_file()):
         return None
-    stub = "the stub's placeholder task" in pristine.read_text() or \
-        "TODO: what it computes" in pristine.read_text()
-    if (stub and pristine.read_bytes() != learner.read_bytes()
-            and "NotImplementedError" in learner.read_text()):
-        pristine.write_bytes(learner.read_bytes())
+    stub, mine = pristine.read_bytes(), learner.read_bytes()
+    still_stub = b"the stub's placeholder task" in stub or b"TODO: what it computes" in stub
+    if still_stub and stub != mine and b"NotImplementedError" in mine:
+        pristine.write_bytes(mine)
         return f"derived {pristine.relative_to(root).as_posix()} from {learner.relative_to(root).as_posix()}"
     return None
 
