@@ -22,13 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from torch import Tensor
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from graders.core import torch_shortcuts
 
 
-class CreatedTensors(TorchDispatchMode):
+class CreatedTensors(torch_shortcuts.GradingDispatchMode):
     """While active, records the largest tensor any operation creates: factory functions,
     arithmetic, matmuls, copies. Views (slices, transposes, expands) are left out: they
     share their input's memory and allocate nothing."""
@@ -46,10 +45,8 @@ class CreatedTensors(TorchDispatchMode):
         return result
 
 
-torch_shortcuts.skip_dynamo_import(CreatedTensors)
 
-
-class LiveTensors(TorchDispatchMode):
+class LiveTensors(torch_shortcuts.GradingDispatchMode):
     """While active, counts the elements of the storages that operations create (views and
     in-place results, which reuse a storage, aside) until each is freed, and records the peak:
     ``peak`` elements, with ``peak_at`` the (shape, op) of the tensor that reached it.
@@ -93,8 +90,6 @@ class LiveTensors(TorchDispatchMode):
     def _freed(self, key: tuple[int, int]) -> None:
         self.now -= self.live.pop(key, 0)
 
-
-torch_shortcuts.skip_dynamo_import(LiveTensors)
 
 
 def memory_limit(q: Tensor, k: Tensor, block_size: int) -> int:

@@ -9,6 +9,8 @@
   ``__torch_dispatch__`` so that TorchDynamo will not trace into it, and the wrapper imports
   ``torch._dynamo`` on its first call to build that guard. Nothing is compiled here, so the
   guard is the plain function: we hand it over in advance, where the wrapper caches it.
+  The graders' own modes derive from :class:`GradingDispatchMode`, which does it for every
+  subclass; a PyTorch mode is handed to :func:`skip_dynamo_import`.
 
 Each shortcut checks that PyTorch still has the shape it expects and otherwise does nothing
 (the run then simply pays for the import). The self-tests check both outcomes against
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 
 def _check_key_padding_mask(key_padding_mask: torch.Tensor, src_len: int, bsz: int) -> None:
@@ -42,3 +45,13 @@ def skip_dynamo_import(mode_class: type) -> None:
     raw = getattr(wrapper, "__wrapped__", None)
     if raw is not None and not hasattr(raw, "__dynamo_disable"):
         raw.__dynamo_disable = raw
+
+
+class GradingDispatchMode(TorchDispatchMode):
+    """The base of the graders' dispatch modes: each subclass, at any depth, has its
+    ``__torch_dispatch__`` handed its plain function at once (skip_dynamo_import), so that
+    a kata's own refinement of a shared mode does not pay for the import again."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)  # where PyTorch wraps __torch_dispatch__
+        skip_dynamo_import(cls)

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import torch
 from torch import Tensor
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from graders.core.compare import expect_close
@@ -45,7 +44,7 @@ __all__ = [
 DTYPES = (torch.float64, torch.float32)
 
 
-class NonFinite(TorchDispatchMode):
+class NonFinite(torch_shortcuts.GradingDispatchMode):
     """Records the first op whose floating-point output holds a NaN or an inf."""
 
     def __init__(self) -> None:
@@ -61,8 +60,6 @@ class NonFinite(TorchDispatchMode):
                     self.first = str(func.overloadpacket)
         return result
 
-
-torch_shortcuts.skip_dynamo_import(NonFinite)
 
 
 def sample(shape: tuple[int, ...], seed: int, dtype: torch.dtype) -> Tensor:
