@@ -122,7 +122,13 @@ def no_page_errors():
 
 
 def open_kata(page, kata) -> None:
-    page.evaluate(f"location.hash = '#kata/{kata.id}'")
+    """Show ``kata`` as its address opens it: drawn from the file on disk. On the kata
+    already, it is drawn again: another page of the room may have written the file since
+    (a test never assumes which ran before it, on this worker or another)."""
+    if page.evaluate("location.hash") == f"#kata/{kata.id}":
+        page.evaluate("route()")
+    else:
+        page.evaluate(f"location.hash = '#kata/{kata.id}'")
     expect(page.locator("#kata-name")).to_have_text(kata.name)
     page.locator(".cm-content").wait_for()
 
@@ -149,12 +155,31 @@ def shows(page, text: str) -> None:
     page.wait_for_function("text => KataEditor.getText(view) === text", arg=text, timeout=GRADING_S)
 
 
+def state_of(room) -> dict:
+    import json
+
+    from graders.practice.state import fresh_state
+
+    path = room[0] / ".kata" / "state.json"
+    path.parent.mkdir(exist_ok=True)
+    return json.loads(path.read_text()) if path.exists() else fresh_state()
+
+
+def next_hint_heading(room, kata=ATTENTION) -> str:
+    """The heading the next Hint of ``kata`` shows: the rung after those the room's state has
+    revealed. The module's tests share one room, and pytest-xdist may run any of them on
+    another worker or after a later one: a test never assumes what an earlier one revealed."""
+    revealed = state_of(room)["hints"].get(kata.name, 0)
+    return f"hint {min(revealed + 1, len(kata.hints))}/{len(kata.hints)}"
+
+
 def check(page) -> None:
     page.locator("#btn-check").click()
     page.locator("#verdict").wait_for(timeout=GRADING_S)
 
 
 def test_without_the_scale_check_names_missing_scale(page, room, shots):
+    open_kata(page, ATTENTION)
     type_file(page, MISSING_SCALE)
     check(page)
     expect(page.locator("#verdict .slug").first).to_have_text("[missing-scale]")
@@ -171,6 +196,8 @@ def test_without_the_scale_check_names_missing_scale(page, room, shots):
 
 
 def test_fixed_every_core_check_passes_and_the_file_is_what_the_editor_saved(page, room):
+    open_kata(page, ATTENTION)
+    type_file(page, MISSING_SCALE)  # as the test before leaves it, on whichever worker this runs
     line = MISSING_SCALE.splitlines().index(SCORES_LINE) + 1
     page.evaluate("(n) => { const l = view.state.doc.line(n); view.focus();"
                   " view.dispatch({selection: {anchor: l.to}}); }", line)
@@ -186,6 +213,7 @@ def test_fixed_every_core_check_passes_and_the_file_is_what_the_editor_saved(pag
 
 
 def test_a_change_on_disk_is_offered_and_not_overwritten(page, room):
+    open_kata(page, ATTENTION)
     path = room[0] / "katas" / ATTENTION.name / ATTENTION.file
     mine = editor_text(page)
     path.write_text(mine + "# added in another editor\n")
@@ -198,12 +226,15 @@ def test_a_change_on_disk_is_offered_and_not_overwritten(page, room):
     assert any(b.read_text() == mine for b in backups)  # the editor's text, kept
 
 
-def test_a_hint_is_revealed(page):
+def test_a_hint_is_revealed(page, room):
+    open_kata(page, ATTENTION)
+    heading = next_hint_heading(room)
     page.locator("#btn-hint").click()
-    expect(page.locator(".card.hint").first).to_contain_text("hint 1/3")
+    expect(page.locator(".card.hint").first).to_contain_text(heading)
 
 
 def test_in_chinese_the_verdict_is_chinese(page, shots):
+    open_kata(page, ATTENTION)
     page.select_option("#lang", "zh-CN")
     expect(page.locator("#btn-check")).to_have_text("检查")
     type_file(page, MISSING_SCALE)
@@ -222,15 +253,17 @@ def test_in_chinese_the_verdict_is_chinese(page, shots):
     expect(skipped.first).to_contain_text("needs a CUDA GPU")
 
 
-def test_an_endless_loop_gives_a_verdict_in_bounded_time_and_the_page_still_works(page):
+def test_an_endless_loop_gives_a_verdict_in_bounded_time_and_the_page_still_works(page, room):
+    open_kata(page, ATTENTION)
     looping = MISSING_SCALE.replace(SCORES_LINE, "    while True:\n        pass\n" + SCORES_LINE, 1)
     type_file(page, looping)
     started = time.monotonic()
     check(page)
     assert time.monotonic() - started < 120
     expect(page.locator("#verdict")).to_contain_text("did not finish within 2 s")
+    heading = next_hint_heading(room)
     page.locator("#btn-hint").click()
-    expect(page.locator(".card.hint").first).to_contain_text("hint 2/3")
+    expect(page.locator(".card.hint").first).to_contain_text(heading)
 
 
 def test_a_transposed_causal_mask_is_drawn_as_two_heatmaps(page, shots):
@@ -273,7 +306,8 @@ def test_unsaved_text_is_never_lost(page, room, browser):
 
     type_file(page, mine[1])  # Home, declined: nothing changes
     DIALOGS["accept"] = False
-    page.locator("#home-link").click()
+    with page.expect_event("dialog"):  # its handler has run when the block ends
+        page.locator("#home-link").click()
     expect(page.locator("#kata")).to_be_visible()
     assert DIALOGS["asked"] and "unsaved changes" in DIALOGS["asked"][-1][1]
     assert editor_text(page) == mine[1] and page.evaluate("location.hash") == f"#kata/{ENCODING.id}"
@@ -421,7 +455,8 @@ def test_a_mock_shows_its_countdown_and_refuses_a_hint(page, room, shots):
     expect(page.locator(".card.refused").first).to_contain_text("mock interview")
     page.screenshot(path=shots / "serve-mock.png")
     DIALOGS["accept"] = False  # Hand in asks first: declined, the mock goes on
-    page.locator("#mock-submit").click()
+    with page.expect_event("dialog"):
+        page.locator("#mock-submit").click()
     assert DIALOGS["asked"][-1][0] == "confirm" and "Hand in" in DIALOGS["asked"][-1][1]
     expect(page.locator("#mock-bar")).to_be_visible()
     page.locator("#mock-abort").click()
@@ -444,16 +479,6 @@ def test_requests_without_the_token_or_from_another_origin_are_refused(page, roo
 
 # -- the room trial of 2026-12-01: each defect, the trial's steps --
 
-def state_of(room) -> dict:
-    import json
-
-    from graders.practice.state import fresh_state
-
-    path = room[0] / ".kata" / "state.json"
-    path.parent.mkdir(exist_ok=True)
-    return json.loads(path.read_text()) if path.exists() else fresh_state()
-
-
 def test_review_as_a_mock_opens_the_mock_page_with_its_clock(page, room):
     """Defect 1: Home → "Review as a mock" → accept answered 500 and stayed on Home (the
     mock started on the server); its dialog asked about a review from the skeleton."""
@@ -466,7 +491,8 @@ def test_review_as_a_mock_opens_the_mock_page_with_its_clock(page, room):
                                                    "reasons": ["recurring-mistake"]}
     (room[0] / ".kata" / "state.json").write_text(json.dumps(state))
     page.evaluate("route()")
-    page.locator("[data-review='02'][data-as-mock]").click()
+    with page.expect_event("dialog"):
+        page.locator("[data-review='02'][data-as-mock]").click()
     assert "mock interview" in DIALOGS["asked"][-1][1], DIALOGS["asked"]
     expect(page.locator("#mock-bar")).to_be_visible()
     expect(page.locator("#kata-name")).to_have_text("02_heads")

@@ -42,6 +42,7 @@ def theme(page) -> str:
 
 
 def test_ctrl_enter_checks_from_inside_the_editor_and_the_shortcuts_are_listed(page):
+    open_kata(page, ATTENTION)
     expect(page.locator("#shortcuts")).to_contain_text("Ctrl+Enter")
     type_file(page, MISSING_SCALE)
     page.locator(".cm-content").press("Control+Enter")
