@@ -12,6 +12,7 @@ Each defect of the room trial (reviews of 2026-11-28) is a test doing the trial'
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -156,8 +157,6 @@ def shows(page, text: str) -> None:
 
 
 def state_of(room) -> dict:
-    import json
-
     from graders.practice.state import fresh_state
 
     path = room[0] / ".kata" / "state.json"
@@ -482,8 +481,6 @@ def test_requests_without_the_token_or_from_another_origin_are_refused(page, roo
 def test_review_as_a_mock_opens_the_mock_page_with_its_clock(page, room):
     """Defect 1: Home → "Review as a mock" → accept answered 500 and stayed on Home (the
     mock started on the server); its dialog asked about a review from the skeleton."""
-    import json
-
     page.goto(room[1])
     page.locator("#mock-random").wait_for()
     state = state_of(room)
@@ -596,6 +593,13 @@ def test_when_the_clock_runs_out_the_pad_is_saved_handed_in_and_graded(page, roo
     expect(page.locator("#kata-name")).to_have_text(heads.name)
     type_file(page, heads.solution_path.read_text())
     expect(page.locator("#save-state")).to_have_text("unsaved changes")
+    # A minute is the shortest mock; its last seconds are what is tested here: the deadline
+    # moved 3 s ahead, on the server (its state) and in the page, both by the same clock.
+    deadline = time.time() + 3
+    state = state_of(room)
+    state["mock"]["deadline"] = deadline
+    (room[0] / ".kata" / "state.json").write_text(json.dumps(state))
+    page.evaluate("(deadline) => { mock.deadline = deadline; }", deadline)
     result = page.locator("#mock-result")
     result.wait_for(timeout=GRADING_S)  # the page's own hand-in at 0:00
     expect(result).to_contain_text("time ran out")
