@@ -13,8 +13,11 @@ import math
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
+
+from graders.twins import llama
+
+GATE_SWAPPED = llama.Variant(gate_swapped=True)
 
 
 @dataclass(frozen=True)
@@ -49,12 +52,10 @@ def random_state(cfg: Config, seed: int, scale: float = 0.3) -> dict[str, Tensor
 
 
 def expert(state: dict[str, Tensor], i: int, rows: Tensor, mistake: str | None = None) -> Tensor:
-    """Expert i on ``rows`` (..., dim): w2(silu(w1 x) * w3 x)."""
-    gate = rows @ state[f"experts.{i}.w1.weight"].T
-    up = rows @ state[f"experts.{i}.w3.weight"].T
-    if mistake == "swiglu-gate-swapped":
-        gate, up = up, gate
-    return (F.silu(gate) * up) @ state[f"experts.{i}.w2.weight"].T
+    """Expert i on ``rows`` (..., dim): w2(silu(w1 x) * w3 x), kata 15's SwiGLU in Mixtral's
+    names."""
+    variant = GATE_SWAPPED if mistake == "swiglu-gate-swapped" else llama.RIGHT
+    return llama.swiglu(rows, state, variant, prefix=f"experts.{i}.", names=llama.MIXTRAL_EXPERT)
 
 
 def capacity_of(cfg: Config, tokens: int, mistake: str | None = None) -> int | None:

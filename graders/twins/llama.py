@@ -141,12 +141,21 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
 }
 
 
-def swiglu(x: Tensor, state: dict[str, Tensor], v: Variant = RIGHT, prefix: str = "") -> Tensor:
-    gate = F.linear(x, state[f"{prefix}gate_proj.weight"])
-    up = F.linear(x, state[f"{prefix}up_proj.weight"])
+# A SwiGLU's three weights (gate, up, down): Llama's names, and those of Mixtral's experts.
+LLAMA_MLP = ("gate_proj", "up_proj", "down_proj")
+MIXTRAL_EXPERT = ("w1", "w3", "w2")
+
+
+def swiglu(x: Tensor, state: dict[str, Tensor], v: Variant = RIGHT, prefix: str = "",
+           names: tuple[str, str, str] = LLAMA_MLP) -> Tensor:
+    """x (..., dim) -> down(act(gate x) * up x), (..., dim); each weight is
+    ``state[prefix + name + ".weight"]`` for ``names``."""
+    gate_name, up_name, down_name = names
+    gate = F.linear(x, state[f"{prefix}{gate_name}.weight"])
+    up = F.linear(x, state[f"{prefix}{up_name}.weight"])
     if v.gate_swapped:
         gate, up = up, gate
-    return F.linear(ACTIVATIONS[v.act](gate) * up, state[f"{prefix}down_proj.weight"])
+    return F.linear(ACTIVATIONS[v.act](gate) * up, state[f"{prefix}{down_name}.weight"])
 
 
 def rope_angles(positions: Tensor | None, b: int, n: int, head_dim: int, base: float,
