@@ -45,7 +45,6 @@ class CreatedTensors(torch_shortcuts.GradingDispatchMode):
         return result
 
 
-
 class LiveTensors(torch_shortcuts.GradingDispatchMode):
     """While active, counts the elements of the storages that operations create (views and
     in-place results, which reuse a storage, aside) until each is freed, and records the peak:
@@ -89,7 +88,6 @@ class LiveTensors(torch_shortcuts.GradingDispatchMode):
 
     def _freed(self, key: tuple[int, int]) -> None:
         self.now -= self.live.pop(key, 0)
-
 
 
 def memory_limit(q: Tensor, k: Tensor, block_size: int) -> int:

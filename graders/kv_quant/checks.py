@@ -61,7 +61,6 @@ class NonFinite(torch_shortcuts.GradingDispatchMode):
         return result
 
 
-
 def sample(shape: tuple[int, ...], seed: int, dtype: torch.dtype) -> Tensor:
     """Normal values whose every slice has amax >= 0.1 (the contract's graded range)."""
     return randn(*shape, seed=seed, dtype=dtype) * 1.5 + 0.0
