@@ -156,12 +156,22 @@ def shows(page, text: str) -> None:
     page.wait_for_function("text => KataEditor.getText(view) === text", arg=text, timeout=GRADING_S)
 
 
+def state_path(room) -> Path:
+    """The room's state file (the practice service's), its folder made."""
+    path = room[0] / ".kata" / "state.json"
+    path.parent.mkdir(exist_ok=True)
+    return path
+
+
 def state_of(room) -> dict:
     from graders.practice.state import fresh_state
 
-    path = room[0] / ".kata" / "state.json"
-    path.parent.mkdir(exist_ok=True)
+    path = state_path(room)
     return json.loads(path.read_text()) if path.exists() else fresh_state()
+
+
+def write_state(room, state: dict) -> None:
+    state_path(room).write_text(json.dumps(state))
 
 
 def next_hint_heading(room, kata=ATTENTION) -> str:
@@ -486,7 +496,7 @@ def test_review_as_a_mock_opens_the_mock_page_with_its_clock(page, room):
     state = state_of(room)
     state.setdefault("reviews", {})["02_heads"] = {"step": 0, "due": "2000-01-01", "started": None,
                                                    "reasons": ["recurring-mistake"]}
-    (room[0] / ".kata" / "state.json").write_text(json.dumps(state))
+    write_state(room, state)
     page.evaluate("route()")
     with page.expect_event("dialog"):
         page.locator("[data-review='02'][data-as-mock]").click()
@@ -598,7 +608,7 @@ def test_when_the_clock_runs_out_the_pad_is_saved_handed_in_and_graded(page, roo
     deadline = time.time() + 3
     state = state_of(room)
     state["mock"]["deadline"] = deadline
-    (room[0] / ".kata" / "state.json").write_text(json.dumps(state))
+    write_state(room, state)
     page.evaluate("(deadline) => { mock.deadline = deadline; }", deadline)
     result = page.locator("#mock-result")
     result.wait_for(timeout=GRADING_S)  # the page's own hand-in at 0:00

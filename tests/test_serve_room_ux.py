@@ -13,7 +13,7 @@ from tests.mutation import mutants
 try:  # without a browser, test_serve_browser skips itself at import, and so does this module
     from tests.test_serve_browser import (  # noqa: F401 (fixtures: pytest finds them by name here)
         ATTENTION, DESKTOP, GRADING_S, MISSING_SCALE, PHONE, browser, editor_text, expect, fits,
-        no_page_errors, open_kata, room, shots, type_file, watch)
+        no_page_errors, open_kata, room, shots, state_of, state_path, type_file, watch)
 except ImportError as missing:  # pytest's Skipped at import reaches us as a partial module
     pytest.skip(f"no browser for the room's UX tests ({missing})", allow_module_level=True)
 
@@ -210,14 +210,12 @@ def test_a_kata_without_an_example_offers_no_run_and_the_room_says_why(page):
 
 def test_the_home_page_lists_the_reviews_kata_review_lists(room, browser, shots):
     """Last in this module: it writes a state with recurring mistakes into the room's copy."""
-    import json
     import shutil
 
     from tests.test_review import kata_command, prepared_copy
 
     prepared = prepared_copy(room[0].parent / "prepared")
-    (room[0] / ".kata").mkdir(exist_ok=True)
-    shutil.copy(prepared / ".kata" / "state.json", room[0] / ".kata" / "state.json")
+    shutil.copy(prepared / ".kata" / "state.json", state_path(room))
     listed = kata_command(room[0], "review").stdout
     due = [line.split(":")[0].strip() for line in listed.splitlines() if ": due " in line]
     assert due, listed
@@ -229,6 +227,6 @@ def test_the_home_page_lists_the_reviews_kata_review_lists(room, browser, shots)
     page.screenshot(path=shots / "serve-home-reviews.png")
     page.locator("#reviews-due button[data-review='03']").first.click()  # asks, then starts
     expect(page.locator("#kata-name")).to_have_text("03_mha")
-    state = json.loads((room[0] / ".kata" / "state.json").read_text())
+    state = state_of(room)
     assert state["reviews"]["03_mha"]["started"]
     context.close()
